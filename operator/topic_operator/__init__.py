@@ -1,0 +1,7 @@
+"""kafka-topic-operator: topics as code for ZooKeeper-mode Apache Kafka.
+
+One engine (read the cluster from ZooKeeper, plan with Kafka's own rules, write only the difference) behind three
+faces: a kopf operator, the ``kto`` CLI and a PySpark drift planner. See ``kafka`` for the pure port of Kafka's rules.
+"""
+
+__version__ = "0.1.0"
