@@ -1,0 +1,36 @@
+"""``kto``: the command-line face of the engine. Each sub-command is a thin shell over the library."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from topic_operator import __version__
+
+
+def _demo(_: argparse.Namespace) -> int:
+    from topic_operator.demo import run_demo
+
+    run_demo(sys.stdout)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kto", description="Topics as code for ZooKeeper-mode Apache Kafka (kafka-topic-operator)."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = commands.add_parser("demo", help="show Kafka's topic rules at work on a simulated cluster")
+    demo.set_defaults(handler=_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
