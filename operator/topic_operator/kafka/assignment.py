@@ -32,6 +32,7 @@ from topic_operator.kafka.errors import (
     InvalidReplicationFactorError,
     KafkaError,
 )
+from topic_operator.kafka.java_lang import INT_MAX, INT_MIN
 
 __all__ = [
     "BrokerMetadata",
@@ -44,8 +45,7 @@ __all__ = [
     "validate_replica_assignment",
 ]
 
-_INT_MAX = 2**31 - 1
-"""Kafka does all of this arithmetic in Java ints; anything that could pass this bound is refused up front."""
+# Kafka does all of this arithmetic in Java ints; anything that could pass INT_MAX is refused up front.
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ def _require_int(value: object, what: str, error: type[KafkaError], field: str) 
     """Kafka's arguments are Java ints; reject anything else (including bool) before any rule runs."""
     if type(value) is not int:
         raise error(f"{what} must be an integer, got {value!r}.", field=field, stricter_than_kafka=True)
-    if not -(2**31) <= value <= _INT_MAX:
+    if not INT_MIN <= value <= INT_MAX:
         raise error(
             f"{what} {value} is outside Kafka's 32-bit integer range.", field=field, stricter_than_kafka=True
         )
@@ -230,14 +230,14 @@ def _require_no_int_overflow(
     """Refuse inputs for which Kafka's int arithmetic would overflow (semantics §1.7), so that for every accepted
     input Python's unbounded ints compute exactly what Kafka computes."""
     last_id = first_id + n_partitions - 1
-    if last_id > _INT_MAX:
+    if last_id > INT_MAX:
         raise InvalidPartitionsError(
-            f"Partition ids {first_id}..{last_id} would exceed Kafka's largest partition id {_INT_MAX}.",
+            f"Partition ids {first_id}..{last_id} would exceed Kafka's largest partition id {INT_MAX}.",
             field="partitions",
             stricter_than_kafka=True,
         )
     shifts = last_id // n - (max(first_id, 1) - 1) // n
-    if last_id + start_index > _INT_MAX or (shift + shifts) * num_racks + rf * n > _INT_MAX:
+    if last_id + start_index > INT_MAX or (shift + shifts) * num_racks + rf * n > INT_MAX:
         raise AdminOperationError(
             f"Start index {start_index} with partition ids up to {last_id} would overflow Kafka's 32-bit "
             "placement arithmetic.",
