@@ -1,0 +1,88 @@
+# Set-up and checks for kafka-topic-operator.
+#
+#   make demo   install what is missing, then run `kto demo` against a throwaway local ZooKeeper
+#   make test   install what is missing, lint, then run the whole test suite (what CI runs)
+#
+# Every target is safe to re-run: system packages are installed only when missing, and the virtualenv is
+# rebuilt only when pyproject.toml changed since the last install (the stamp file records when that was).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALL_STAMP := $(VENV)/.installed-extras-dev-spark
+LINT_PATHS := $(wildcard operator tests bench)
+PYTEST_ARGS ?=
+
+# apt needs root; sudo only when we are not root already (CI and the dev machines run as root).
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+
+.PHONY: help system-deps venv lint test test-fast demo bench clean
+
+help:
+	@echo "make demo       run 'kto demo' (installs what is missing first)"
+	@echo "make test       lint + the whole test suite (what CI runs)"
+	@echo "make test-fast  tests without the slow (ensemble) and Spark ones"
+	@echo "make lint       ruff check, ruff format --check, mypy --strict"
+	@echo "make bench      run every bench/*.py"
+	@echo "make venv       create .venv and install the project with its dev and spark extras"
+	@echo "make system-deps  Debian's zookeeper package (brings Java) and python3-venv when missing"
+
+# Debian's zookeeper package provides the real server the tests and the demo start, and pulls in a JRE
+# (which Spark needs too). `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that
+# was removed but left its configuration files behind.
+system-deps:
+	@missing=""; \
+	dpkg-query -W -f='$${Status}' zookeeper 2>/dev/null | grep -q 'ok installed' || missing="$$missing zookeeper"; \
+	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "system-deps: installing Debian packages:$$missing"; \
+		$(APT_GET) update -q; \
+		$(APT_GET) install -y -q --no-install-recommends $$missing; \
+	fi; \
+	command -v java >/dev/null || { echo "system-deps: no java on PATH after installing zookeeper" >&2; exit 1; }
+
+venv: $(INSTALL_STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(INSTALL_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[dev,spark]'
+	@touch $@
+
+lint: venv
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/mypy
+	@if grep -q '^\[tool\.importlinter\]' pyproject.toml || [ -f .importlinter ]; then \
+		$(BIN)/lint-imports; \
+	else \
+		echo "lint: no import-linter contracts configured yet"; \
+	fi
+
+# pytest exits non-zero (5) when it collects no test: that must stay a failure, so nothing here masks it.
+test: system-deps venv lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-fast: system-deps venv
+	$(BIN)/pytest -m "not slow and not spark" $(PYTEST_ARGS)
+
+demo: system-deps venv
+	$(BIN)/kto demo
+
+bench: system-deps venv
+	@shopt -s nullglob; benches=(bench/*.py); \
+	if [ $${#benches[@]} -eq 0 ]; then echo "bench: no bench/*.py yet"; exit 0; fi; \
+	for bench in "$${benches[@]}"; do \
+		echo "== $$bench"; \
+		$(BIN)/python "$$bench"; \
+	done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis operator/*.egg-info
