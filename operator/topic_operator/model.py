@@ -90,6 +90,12 @@ class ClusterState:
     brokers: Mapping[int, Broker]
     topics: Mapping[str, TopicState]
     controller: int | None = None
+    orphan_configs: Mapping[str, int] = field(default_factory=dict)
+    """Topic config znodes whose topic does not exist (name -> znode version): left by an interrupted create
+    or a deletion in progress. A create must overwrite them at that version."""
+    unreadable_topics: Mapping[str, str] = field(default_factory=dict)
+    """Topics whose znodes are not in a format Kafka writes (name -> problem). Kept out of ``topics`` so that
+    nothing is planned on a guess, and reported instead."""
 
     @property
     def broker_metadata(self) -> list[BrokerMetadata]:
