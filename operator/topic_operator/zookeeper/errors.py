@@ -1,0 +1,49 @@
+"""Failures of the ZooKeeper side, each with one clear message naming the connect string or the znode.
+
+Kafka's own rejections live in ``topic_operator.kafka.errors``; these are about reaching and writing ZooKeeper.
+Messages never contain a password: connect strings carry none, and credentials are not echoed.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "NotAKafkaClusterError",
+    "WriteConflictError",
+    "ZooKeeperAuthError",
+    "ZooKeeperChrootMissingError",
+    "ZooKeeperError",
+    "ZooKeeperUnavailableError",
+]
+
+
+class ZooKeeperError(Exception):
+    """Base of every ZooKeeper-side failure."""
+
+
+class ZooKeeperUnavailableError(ZooKeeperError):
+    """No server of the ensemble could be reached (or stayed reachable) within the configured time."""
+
+
+class ZooKeeperAuthError(ZooKeeperError):
+    """The servers refused our credentials (SASL) or our identity may not read the cluster (digest, ACLs)."""
+
+
+class ZooKeeperChrootMissingError(ZooKeeperError):
+    """The chroot in the connect string does not exist. It is never created: a typo must not grow a new tree."""
+
+
+class NotAKafkaClusterError(ZooKeeperError):
+    """The path has no ``/cluster/id`` or no ``/brokers/ids``: writing there would create a second, empty
+    "cluster" that no broker reads."""
+
+
+class WriteConflictError(ZooKeeperError):
+    """Another writer changed a znode between our read and our write (its version moved, or it appeared or went
+    away). Nothing was written; re-read the cluster and plan that topic again."""
+
+    def __init__(self, topic: str, path: str, detail: str) -> None:
+        super().__init__(
+            f"topic '{topic}': {path} changed since it was read ({detail}); nothing was written, re-read and re-plan"
+        )
+        self.topic = topic
+        self.path = path
