@@ -7,14 +7,14 @@ listings, then every broker, topic and config znode, then (only when asked) ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
-from typing import Any, Generic, TypeVar
+from collections.abc import Collection
+from dataclasses import replace
+from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
 
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
+from topic_operator.zookeeper.pipelined import Pending, read_children, read_data
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -30,32 +30,7 @@ from topic_operator.zookeeper.znodes import (
     ZnodeFormatError,
 )
 
-__all__ = ["read_cluster"]
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class _Read(Generic[T]):
-    """A request in flight and how to turn its answer into a value; a missing znode gives None."""
-
-    pending: Any
-    decode: Callable[[Any], T]
-
-    def value(self) -> T | None:
-        try:
-            answer = self.pending.get()
-        except NoNodeError:
-            return None
-        return self.decode(answer)
-
-
-def _children(client: KazooClient, path: str) -> _Read[list[str]]:
-    return _Read(client.get_children_async(path), list)
-
-
-def _data(client: KazooClient, path: str) -> _Read[tuple[bytes, Any]]:
-    return _Read(client.get_async(path), tuple)
+__all__ = ["decode_brokers", "decode_reassignment", "read_cluster", "topic_state"]
 
 
 def read_cluster(
@@ -68,27 +43,27 @@ def read_cluster(
     ``client`` must be started and rooted at the cluster's chroot.
     """
     listings = {
-        "brokers": _children(client, BrokerIdsZNode.path),
-        "topics": _children(client, TopicsZNode.path),
-        "configs": _children(client, TopicConfigsZNode.path),
-        "deleting": _children(client, DeleteTopicsZNode.path),
+        "brokers": read_children(client, BrokerIdsZNode.path),
+        "topics": read_children(client, TopicsZNode.path),
+        "configs": read_children(client, TopicConfigsZNode.path),
+        "deleting": read_children(client, DeleteTopicsZNode.path),
     }
-    cluster_id = _data(client, ClusterIdZNode.path)
-    controller = _data(client, ControllerZNode.path)
-    reassignment = _data(client, ReassignPartitionsZNode.path)
+    cluster_id = read_data(client, ClusterIdZNode.path)
+    controller = read_data(client, ControllerZNode.path)
+    reassignment = read_data(client, ReassignPartitionsZNode.path)
     listed = {name: read.value() or [] for name, read in listings.items()}
 
     topic_names = sorted(listed["topics"] if topics is None else set(listed["topics"]) & set(topics))
     broker_reads = {
-        int(b): _data(client, BrokerIdZNode.path(int(b))) for b in listed["brokers"] if b.isdigit()
+        int(b): read_data(client, BrokerIdZNode.path(int(b))) for b in listed["brokers"] if b.isdigit()
     }
-    topic_reads = {t: _data(client, TopicZNode.path(t)) for t in topic_names}
+    topic_reads = {t: read_data(client, TopicZNode.path(t)) for t in topic_names}
     config_names = set(listed["configs"]) if topics is None else set(listed["configs"]) & set(topics)
-    config_reads = {t: _data(client, TopicConfigZNode.path(t)) for t in sorted(config_names)}
+    config_reads = {t: read_data(client, TopicConfigZNode.path(t)) for t in sorted(config_names)}
 
-    brokers = _decode_brokers(broker_reads)
+    brokers = decode_brokers(broker_reads)
     deleting = set(listed["deleting"])
-    reassigning = _decode_reassignment(reassignment.value())
+    reassigning = decode_reassignment(reassignment.value())
     unreadable: dict[str, str] = {}
     states: dict[str, TopicState] = {}
     for topic, read in topic_reads.items():
@@ -97,9 +72,7 @@ def read_cluster(
             continue
         config_answer = config_reads[topic].value() if topic in config_reads else None
         try:
-            states[topic] = _decode_topic(
-                topic, answer, config_answer, topic in deleting, topic in reassigning
-            )
+            states[topic] = topic_state(topic, answer, config_answer, topic in deleting, topic in reassigning)
         except ZnodeFormatError as error:
             unreadable[topic] = str(error)
     orphans = {
@@ -121,7 +94,7 @@ def read_cluster(
     )
 
 
-def _decode_brokers(reads: dict[int, _Read[tuple[bytes, Any]]]) -> dict[int, Broker]:
+def decode_brokers(reads: dict[int, Pending[tuple[bytes, Any]]]) -> dict[int, Broker]:
     """A broker whose registration vanished between listing and read has gone away: skip it, as Kafka does."""
     brokers: dict[int, Broker] = {}
     for broker_id in sorted(reads):
@@ -133,13 +106,13 @@ def _decode_brokers(reads: dict[int, _Read[tuple[bytes, Any]]]) -> dict[int, Bro
     return brokers
 
 
-def _decode_reassignment(answer: tuple[bytes, Any] | None) -> set[str]:
+def decode_reassignment(answer: tuple[bytes, Any] | None) -> set[str]:
     if answer is None:
         return set()
     return set(ReassignPartitionsZNode.decode(answer[0]))
 
 
-def _decode_topic(
+def topic_state(
     topic: str,
     answer: tuple[bytes, Any],
     config_answer: tuple[bytes, Any] | None,
@@ -164,7 +137,7 @@ def _decode_topic(
 def _with_partition_states(client: KazooClient, states: dict[str, TopicState]) -> dict[str, TopicState]:
     """The controller creates state znodes shortly after a topic (§13.5); a partition without one has none yet."""
     reads = {
-        (topic, p): _data(client, PartitionStateZNode.path(topic, p))
+        (topic, p): read_data(client, PartitionStateZNode.path(topic, p))
         for topic, state in states.items()
         for p in state.partitions
     }
