@@ -1,0 +1,317 @@
+"""A cluster snapshot kept fresh by ZooKeeper watches, so a reconcile does not re-read 10,000 topics.
+
+Watches are on the broker and topic listings, every topic znode, every topic's config znode, the deletion
+markers, the reassignment znode and the controller. A watch callback only records what changed (it runs on
+kazoo's single callback thread, which must not block); ``state()`` re-reads exactly what changed, pipelined, on
+the caller's thread, re-arming each watch with the read that consumes it.
+
+ZooKeeper watches fire once and live on one connection, and kazoo does not re-register them after a reconnect
+(it sends no SetWatches): when the connection is suspended it fires every pending watch with an event of type
+NONE and forgets them. The view treats that event, and the connection coming back, as "everything is stale" and
+re-reads (and re-arms) the whole cluster on the next ``state()``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.protocol.states import EventType, KazooState, WatchedEvent
+
+from topic_operator.model import Broker, ClusterState, TopicState
+from topic_operator.zookeeper.pipelined import Pending, read_children, read_data, read_exists
+from topic_operator.zookeeper.snapshot import decode_brokers, decode_reassignment, topic_state
+from topic_operator.zookeeper.znodes import (
+    BrokerIdsZNode,
+    BrokerIdZNode,
+    ClusterIdZNode,
+    ControllerZNode,
+    DeleteTopicsZNode,
+    ReassignPartitionsZNode,
+    TopicConfigsZNode,
+    TopicConfigZNode,
+    TopicsZNode,
+    TopicZNode,
+    ZnodeFormatError,
+)
+
+__all__ = ["WatchedCluster"]
+
+Answer = tuple[bytes, Any]
+
+
+@dataclass
+class _Stale:
+    """What changed since the last ``state()``. ``everything`` after a reconnect or at start."""
+
+    everything: bool = False
+    brokers: bool = False
+    topic_listing: bool = False
+    config_listing: bool = False
+    deletions: bool = False
+    reassignment: bool = False
+    controller: bool = False
+    topics: set[str] = field(default_factory=set)
+    configs: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        flags = (self.everything, self.brokers, self.topic_listing, self.config_listing, self.deletions)
+        return any(flags) or self.reassignment or self.controller or bool(self.topics) or bool(self.configs)
+
+
+class WatchedCluster:
+    """The cluster behind ``client`` (started, rooted at the cluster's chroot), always as of the last ``state()``.
+
+    ``state()`` is cheap when nothing changed. ``wait_for_change(timeout)`` lets a caller sleep until a watch
+    fires. Call ``close()`` before stopping the client.
+    """
+
+    def __init__(self, client: KazooClient) -> None:
+        self._client = client
+        self._marks_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._stale = _Stale(everything=True)
+        self._changed = threading.Event()
+        self._closed = False
+        self._was_disconnected = False
+        self._cluster_id: str | None = None
+        self._controller: int | None = None
+        self._brokers: dict[int, Broker] = {}
+        self._topic_answers: dict[str, Answer] = {}
+        self._config_answers: dict[str, Answer] = {}
+        self._config_names: set[str] = set()
+        self._deleting: set[str] = set()
+        self._reassigning: set[str] = set()
+        self._topics: dict[str, TopicState] = {}
+        self._unreadable: dict[str, str] = {}
+        self._state: ClusterState | None = None
+        client.add_listener(self._on_connection_state)
+
+    # -- public -------------------------------------------------------------------------------------------------
+
+    def state(self) -> ClusterState:
+        """The current cluster: what changed since the last call is re-read first."""
+        with self._refresh_lock:
+            with self._marks_lock:
+                stale, self._stale = self._stale, _Stale()
+                self._changed.clear()
+            if stale or self._state is None:
+                self._refresh(stale)
+            assert self._state is not None
+            return self._state
+
+    def wait_for_change(self, timeout: float) -> bool:
+        """Block until a watch reports a change (True) or ``timeout`` seconds pass (False)."""
+        return self._changed.wait(timeout)
+
+    def close(self) -> None:
+        self._closed = True
+        self._client.remove_listener(self._on_connection_state)
+
+    # -- marking (kazoo's threads) ------------------------------------------------------------------------------
+
+    def _mark(self, **changes: Any) -> None:
+        if self._closed:
+            return
+        with self._marks_lock:
+            for name, value in changes.items():
+                if isinstance(value, str):
+                    getattr(self._stale, name).add(value)
+                else:
+                    setattr(self._stale, name, True)
+            self._changed.set()
+
+    def _on_connection_state(self, state: str) -> bool | None:
+        """Watches die with the connection: once it is back, everything must be re-read and re-armed."""
+        if state in (KazooState.SUSPENDED, KazooState.LOST):
+            self._was_disconnected = True
+        elif state == KazooState.CONNECTED and self._was_disconnected:
+            self._was_disconnected = False
+            self._mark(everything=True)
+        return None
+
+    def _lost_watch(self, event: WatchedEvent) -> bool:
+        """kazoo fires every pending watch with type NONE when the connection is suspended or the session reset."""
+        if event.type == EventType.NONE or event.path is None:
+            self._mark(everything=True)
+            return True
+        return False
+
+    def _on_brokers(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(brokers=True)
+
+    def _on_topic_listing(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(topic_listing=True)
+
+    def _on_config_listing(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(config_listing=True)
+
+    def _on_topic(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(topics=event.path.rsplit("/", 1)[-1])
+
+    def _on_config(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(configs=event.path.rsplit("/", 1)[-1])
+
+    def _on_deletions(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(deletions=True)
+
+    def _on_reassignment(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(reassignment=True)
+
+    def _on_controller(self, event: WatchedEvent) -> None:
+        if not self._lost_watch(event):
+            self._mark(controller=True)
+
+    # -- refreshing (the caller's thread) -----------------------------------------------------------------------
+
+    def _refresh(self, stale: _Stale) -> None:
+        everything = stale.everything or self._state is None
+        client = self._client
+        listings: dict[str, Pending[list[str]]] = {}
+        if everything or stale.brokers:
+            listings["brokers"] = read_children(client, BrokerIdsZNode.path, self._on_brokers)
+        if everything or stale.topic_listing:
+            listings["topics"] = read_children(client, TopicsZNode.path, self._on_topic_listing)
+        if everything or stale.config_listing:
+            listings["configs"] = read_children(client, TopicConfigsZNode.path, self._on_config_listing)
+        if everything or stale.deletions:
+            listings["deleting"] = read_children(client, DeleteTopicsZNode.path, self._on_deletions)
+        singles = self._read_singles(everything, stale)
+        listed = {name: pending.value() or [] for name, pending in listings.items()}
+
+        topics_to_read, configs_to_read = self._what_to_read(everything, stale, listed)
+        broker_reads = {
+            int(b): read_data(client, BrokerIdZNode.path(int(b)))
+            for b in listed.get("brokers", [])
+            if b.isdigit()
+        }
+        topic_reads = {t: read_data(client, TopicZNode.path(t), self._on_topic) for t in topics_to_read}
+        config_reads = {
+            t: read_data(client, TopicConfigZNode.path(t), self._on_config) for t in configs_to_read
+        }
+
+        if "brokers" in listed:
+            self._brokers = decode_brokers(broker_reads)
+        if "deleting" in listed:
+            self._deleting = set(listed["deleting"])
+        self._apply_singles(singles)
+        changed = self._apply_topic_reads(topic_reads) | self._apply_config_reads(client, config_reads)
+        if "deleting" in listed or "reassignment" in singles or everything:
+            changed |= set(self._topic_answers)
+        self._rebuild(changed)
+
+    def _read_singles(self, everything: bool, stale: _Stale) -> dict[str, Pending[Any]]:
+        """Znodes that may not exist: an exists-watch also fires on their creation."""
+        client = self._client
+        singles: dict[str, Pending[Any]] = {}
+        if everything:
+            singles["cluster_id"] = read_data(client, ClusterIdZNode.path)
+        if everything or stale.reassignment:
+            singles["reassignment"] = read_exists(client, ReassignPartitionsZNode.path, self._on_reassignment)
+            singles["reassignment_data"] = read_data(client, ReassignPartitionsZNode.path)
+        if everything or stale.controller:
+            singles["controller"] = read_exists(client, ControllerZNode.path, self._on_controller)
+            singles["controller_data"] = read_data(client, ControllerZNode.path)
+        return singles
+
+    def _apply_singles(self, singles: dict[str, Pending[Any]]) -> None:
+        if "cluster_id" in singles:
+            answer = singles["cluster_id"].value()
+            self._cluster_id = ClusterIdZNode.decode(answer[0]) if answer else None
+        if "reassignment" in singles:
+            singles["reassignment"].value()
+            self._reassigning = decode_reassignment(singles["reassignment_data"].value())
+        if "controller" in singles:
+            singles["controller"].value()
+            answer = singles["controller_data"].value()
+            self._controller = ControllerZNode.decode(answer[0]).broker_id if answer else None
+
+    def _what_to_read(
+        self, everything: bool, stale: _Stale, listed: dict[str, list[str]]
+    ) -> tuple[set[str], set[str]]:
+        """Topics and configs to (re-)read: all of them, the ones that changed, and the ones new in a listing."""
+        if "topics" in listed:
+            current = set(listed["topics"])
+            for gone in set(self._topic_answers) - current:
+                self._forget_topic(gone)
+            new_topics = current - set(self._topic_answers)
+        else:
+            current, new_topics = set(self._topic_answers), set()
+        new_configs: set[str] = set()
+        if "configs" in listed:
+            self._config_names = set(listed["configs"])
+            new_configs = self._config_names - set(self._config_answers)
+        topics = current if everything else (stale.topics | new_topics)
+        configs = topics | stale.configs | new_configs
+        if everything:
+            configs |= self._config_names
+        return topics, configs
+
+    def _forget_topic(self, topic: str) -> None:
+        """The topic is gone. Its config answer stays: a config left behind is an orphan until its own watch
+        reports it deleted."""
+        self._topic_answers.pop(topic, None)
+        self._topics.pop(topic, None)
+        self._unreadable.pop(topic, None)
+
+    def _apply_topic_reads(self, reads: dict[str, Pending[Answer]]) -> set[str]:
+        for topic, pending in reads.items():
+            answer = pending.value()
+            if answer is None:
+                self._forget_topic(topic)
+            else:
+                self._topic_answers[topic] = answer
+        return set(reads)
+
+    def _apply_config_reads(self, client: KazooClient, reads: dict[str, Pending[Answer]]) -> set[str]:
+        """A get on a missing znode leaves no watch: watch its creation with exists instead."""
+        missing: dict[str, Pending[Any]] = {}
+        for topic, pending in reads.items():
+            answer = pending.value()
+            if answer is None:
+                self._config_answers.pop(topic, None)
+                missing[topic] = read_exists(client, TopicConfigZNode.path(topic), self._on_config)
+            else:
+                self._config_answers[topic] = answer
+        for topic, pending in missing.items():
+            if pending.value() is not None:  # created meanwhile: its watch will make the next state() read it
+                self._mark(configs=topic)
+        return set(reads)
+
+    def _rebuild(self, changed: set[str]) -> None:
+        for topic in changed:
+            answer = self._topic_answers.get(topic)
+            if answer is None:
+                continue
+            try:
+                self._topics[topic] = topic_state(
+                    topic,
+                    answer,
+                    self._config_answers.get(topic),
+                    topic in self._deleting,
+                    topic in self._reassigning,
+                )
+                self._unreadable.pop(topic, None)
+            except ZnodeFormatError as error:
+                self._topics.pop(topic, None)
+                self._unreadable[topic] = str(error)
+        orphans = {
+            t: answer[1].version for t, answer in self._config_answers.items() if t not in self._topic_answers
+        }
+        self._state = ClusterState(
+            cluster_id=self._cluster_id,
+            brokers=dict(self._brokers),
+            topics=dict(self._topics),
+            controller=self._controller,
+            orphan_configs=orphans,
+            unreadable_topics=dict(self._unreadable),
+        )

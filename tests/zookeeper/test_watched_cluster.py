@@ -1,0 +1,135 @@
+"""The watched view stays equal to a fresh read of the cluster while others change it, re-reading only what
+changed, and re-reads everything after the connection (and with it every watch) was lost."""
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from harness.zookeeper import ZkChroot, close_client, drop_connection, expire_session, new_client
+from topic_operator.model import ClusterState
+from topic_operator.zookeeper.simulated_brokers import register_broker
+from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.watched import WatchedCluster
+from topic_operator.zookeeper.znodes import ControllerZNode, ReassignPartitionsZNode
+
+
+def topic_json(*replica_lists: list[int]) -> bytes:
+    partitions = ",".join(f'"{p}":{replicas}' for p, replicas in enumerate(replica_lists)).replace(" ", "")
+    return f'{{"version":3,"partitions":{{{partitions}}}}}'.encode()
+
+
+@pytest.fixture
+def view_client(kafka_zk: KazooClient, zk_chroot: ZkChroot) -> Iterator[KazooClient]:
+    """The view's own session, separate from the one holding the brokers' registrations."""
+    client = new_client(zk_chroot.connect_string)
+    yield client
+    close_client(client)
+
+
+@pytest.fixture
+def view(view_client: KazooClient) -> Iterator[WatchedCluster]:
+    watched = WatchedCluster(view_client)
+    watched.state()
+    yield watched
+    watched.close()
+
+
+def settles_to(view: WatchedCluster, reference: KazooClient, timeout: float = 10.0) -> ClusterState:
+    """Watches are asynchronous: wait until the view equals a fresh read, or fail with the difference."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen, truth = view.state(), read_cluster(reference)
+        if seen == truth or time.monotonic() > deadline:
+            assert seen == truth
+            return seen
+        view.wait_for_change(0.2)
+
+
+def test_initial_state_equals_a_fresh_read(kafka_zk: KazooClient, view: WatchedCluster) -> None:
+    kafka_zk.create("/config/topics/a", b'{"version":1,"config":{"retention.ms":"1"}}')
+    kafka_zk.create("/brokers/topics/a", topic_json([0, 1]))
+    fresh = WatchedCluster(kafka_zk)
+    assert fresh.state() == read_cluster(kafka_zk)
+    assert fresh.state().topics["a"].config == {"retention.ms": "1"}
+    fresh.close()
+
+
+def test_nothing_changed_means_nothing_re_read(kafka_zk: KazooClient, view: WatchedCluster) -> None:
+    kafka_zk.create("/brokers/topics/a", topic_json([0]))
+    kafka_zk.create("/brokers/topics/b", topic_json([1]))
+    first = settles_to(view, kafka_zk)
+    assert view.state() is first
+    assert not view.wait_for_change(0.2)
+    kafka_zk.set("/brokers/topics/b", topic_json([1], [2]))
+    second = settles_to(view, kafka_zk)
+    assert second.topics["b"].partition_count == 2
+    assert second.topics["a"] is first.topics["a"]  # an untouched topic is not decoded again
+
+
+def test_topics_configs_and_deletions_made_by_others(kafka_zk: KazooClient, view: WatchedCluster) -> None:
+    kafka_zk.create("/brokers/topics/t", topic_json([0, 1]))
+    settles_to(view, kafka_zk)
+    kafka_zk.create(
+        "/config/topics/t", b'{"version":1,"config":{"retention.ms":"5"}}'
+    )  # created after the topic
+    assert settles_to(view, kafka_zk).topics["t"].config == {"retention.ms": "5"}
+    kafka_zk.set("/config/topics/t", b'{"version":1,"config":{"retention.ms":"6"}}')
+    assert settles_to(view, kafka_zk).topics["t"].config_znode_version == 1
+    kafka_zk.create("/admin/delete_topics/t")
+    assert settles_to(view, kafka_zk).topics["t"].marked_for_deletion
+    kafka_zk.delete("/brokers/topics/t")
+    gone = settles_to(view, kafka_zk)
+    assert "t" not in gone.topics
+    assert gone.orphan_configs == {"t": 1}  # the controller deletes the config after the topic
+    kafka_zk.delete("/config/topics/t")
+    assert settles_to(view, kafka_zk).orphan_configs == {}
+
+
+def test_brokers_controller_and_reassignments(kafka_zk: KazooClient, view: WatchedCluster) -> None:
+    kafka_zk.create("/brokers/topics/t", topic_json([0, 1]))
+    register_broker(kafka_zk, 9, rack="rack-z")
+    assert settles_to(view, kafka_zk).brokers[9].rack == "rack-z"
+    kafka_zk.delete("/brokers/ids/9")
+    assert 9 not in settles_to(view, kafka_zk).brokers
+    kafka_zk.delete(ControllerZNode.path)
+    assert settles_to(view, kafka_zk).controller is None
+    kafka_zk.create(ControllerZNode.path, ControllerZNode.encode(4, 1), ephemeral=True)
+    assert settles_to(view, kafka_zk).controller == 4
+    kafka_zk.create(ReassignPartitionsZNode.path, ReassignPartitionsZNode.encode({"t": {0: [1, 2]}}))
+    assert settles_to(view, kafka_zk).topics["t"].reassignment_in_progress
+    kafka_zk.delete(ReassignPartitionsZNode.path)
+    assert not settles_to(view, kafka_zk).topics["t"].reassignment_in_progress
+
+
+def test_unreadable_topics_are_reported_and_recover(kafka_zk: KazooClient, view: WatchedCluster) -> None:
+    kafka_zk.create("/brokers/topics/t", b"{broken")
+    assert "t" in settles_to(view, kafka_zk).unreadable_topics
+    kafka_zk.set("/brokers/topics/t", topic_json([0]))
+    healed = settles_to(view, kafka_zk)
+    assert healed.unreadable_topics == {}
+    assert healed.topics["t"].partitions == {0: (0,)}
+
+
+def test_changes_after_a_dropped_connection_are_seen(
+    kafka_zk: KazooClient, view_client: KazooClient, view: WatchedCluster
+) -> None:
+    kafka_zk.create("/brokers/topics/t", topic_json([0]))
+    settles_to(view, kafka_zk)
+    drop_connection(view_client)  # the server forgets every watch of the old connection
+    kafka_zk.set("/brokers/topics/t", topic_json([0], [1]))
+    kafka_zk.create("/brokers/topics/u", topic_json([2]))
+    seen = settles_to(view, kafka_zk)
+    assert seen.topics["t"].partition_count == 2
+    assert "u" in seen.topics
+
+
+def test_changes_after_session_expiry_are_seen(
+    kafka_zk: KazooClient, view_client: KazooClient, view: WatchedCluster, zk_chroot: ZkChroot
+) -> None:
+    kafka_zk.create("/brokers/topics/t", topic_json([0]))
+    settles_to(view, kafka_zk)
+    expire_session(view_client, zk_chroot.server_hosts)
+    kafka_zk.set("/brokers/topics/t", topic_json([0], [1], [2]))
+    assert settles_to(view, kafka_zk).topics["t"].partition_count == 3
