@@ -1,18 +1,83 @@
-"""The plain data the engine works on: what a cluster actually holds (``ClusterState``), read from ZooKeeper.
+"""The plain data the engine works on: what is declared (``TopicSpec``, ``ClusterSpec``) and what a cluster
+actually holds (``ClusterState``, read from ZooKeeper).
 
 Frozen dataclasses with no behaviour beyond derived properties, so the planner stays a pure function of them and a
-snapshot can be written to JSON lines and read back by the Spark job unchanged. The desired side (``TopicSpec``,
-``ClusterSpec``) joins this module with the manifests work.
+snapshot can be written to JSON lines and read back by the Spark job unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 
-from topic_operator.kafka.assignment import BrokerMetadata
+from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 
-__all__ = ["Broker", "ClusterState", "PartitionState", "TopicState"]
+__all__ = [
+    "ApplyMode",
+    "Broker",
+    "ClusterSpec",
+    "ClusterState",
+    "DeletionPolicy",
+    "PartitionState",
+    "TopicSpec",
+    "TopicState",
+]
+
+
+class DeletionPolicy(Enum):
+    """What removing a KafkaTopic does to the Kafka topic."""
+
+    RETAIN = "Retain"
+    """Nothing (the default): the topic stays in Kafka, unmanaged."""
+    DELETE = "Delete"
+    """Delete it, if the cluster allows deletion."""
+
+
+class ApplyMode(Enum):
+    APPLY = "Apply"
+    """Plan and write (the default)."""
+    PLAN = "Plan"
+    """Plan and report only, as Kafka's ``validateOnly``."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """One declared topic, already checked against Kafka's rules by the manifest loader.
+
+    ``config`` holds canonical strings (``validate_topic_config``'s output), so the planner compares like with
+    like. ``replica_assignment`` is a manual placement (partition -> replicas) or None to let Kafka's algorithm
+    place replicas. ``source`` says where the declaration came from (``file.yaml#3``, ``namespace/name``), for
+    messages.
+    """
+
+    cluster: str
+    name: str
+    partitions: int
+    replicas: int
+    config: Mapping[str, str] = field(default_factory=dict)
+    replica_assignment: Mapping[int, tuple[int, ...]] | None = None
+    rack_aware_mode: RackAwareMode = RackAwareMode.ENFORCED
+    deletion_policy: DeletionPolicy = DeletionPolicy.RETAIN
+    mode: ApplyMode = ApplyMode.APPLY
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """How to reach one Kafka cluster's ZooKeeper and what the project may do there.
+
+    ``zookeeper_connect`` is a connect string with optional chroot (``zk-0:2181,zk-1:2181/kafka``).
+    ``allowed_topic_prefixes`` limits which topic names may be managed (empty: any). ``kafka_version`` decides
+    which topic configs exist (keys added in 3.6 are unknown to older brokers).
+    """
+
+    name: str
+    zookeeper_connect: str
+    allow_delete: bool = False
+    allowed_topic_prefixes: tuple[str, ...] = ()
+    kafka_version: tuple[int, int] = (3, 4)
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
