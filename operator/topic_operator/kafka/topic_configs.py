@@ -46,6 +46,7 @@ __all__ = [
     "ValidList",
     "ValidString",
     "Validator",
+    "comparable_config",
     "parse_topic_config_value",
     "topic_config_names",
     "validate_topic_config",
@@ -418,6 +419,30 @@ def parse_topic_config_value(definition: TopicConfigDef, raw: str) -> ParsedValu
         return _parse_number(config_type, trimmed)
     except ValueError:
         raise _config_error(definition.name, raw, f"Not a number of type {config_type.value}") from None
+
+
+ComparableValue = str | frozenset[str]
+
+
+def comparable_config(config: Mapping[str, str]) -> dict[str, ComparableValue]:
+    """Overrides in the form two of them are compared by, so that ``1000``, ``"1000"`` and `` 1000 `` are equal
+    and a plan never rewrites a topic for YAML's typing: each known key's canonical string, list configs as the
+    set of their items (Kafka reads ``compact,delete`` and ``delete,compact`` alike). A value that is unknown or
+    does not parse (say, written to ZooKeeper by hand) is kept as its raw text, so it equals only itself and a
+    valid declared value replaces it."""
+    comparable: dict[str, ComparableValue] = {}
+    for key, raw in config.items():
+        definition = TOPIC_CONFIGS.get(key)
+        if definition is None:
+            comparable[key] = raw
+            continue
+        try:
+            value = parse_topic_config_value(definition, raw)
+        except ConfigError:
+            comparable[key] = raw
+            continue
+        comparable[key] = frozenset(value) if isinstance(value, tuple) else _canonical(value)
+    return comparable
 
 
 def _parse_number(config_type: ConfigType, trimmed: str) -> int | float:
