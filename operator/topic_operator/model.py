@@ -158,6 +158,9 @@ class ClusterState:
     orphan_configs: Mapping[str, int] = field(default_factory=dict)
     """Topic config znodes whose topic does not exist (name -> znode version): left by an interrupted create
     or a deletion in progress. A create must overwrite them at that version."""
+    marked_for_deletion: frozenset[str] = frozenset()
+    """Every name under ``/admin/delete_topics``, including topics already gone: Kafka refuses to create a topic
+    while its marker exists."""
     unreadable_topics: Mapping[str, str] = field(default_factory=dict)
     """Topics whose znodes are not in a format Kafka writes (name -> problem). Kept out of ``topics`` so that
     nothing is planned on a guess, and reported instead."""

@@ -110,3 +110,10 @@ def test_a_broker_whose_session_ends_disappears(kafka_zk: KazooClient, zk_chroot
         other.create("/brokers/ids/17", kafka_zk.get("/brokers/ids/1")[0], ephemeral=True)
         assert 17 in read_cluster(kafka_zk).brokers
     assert 17 not in read_cluster(kafka_zk).brokers
+
+
+def test_markers_of_topics_already_gone_are_listed(kafka_zk: KazooClient) -> None:
+    kafka_zk.create("/admin/delete_topics/ghost")
+    kafka_zk.create("/brokers/topics/doomed", b'{"version":3,"partitions":{"0":[0]}}')
+    kafka_zk.create("/admin/delete_topics/doomed")
+    assert read_cluster(kafka_zk).marked_for_deletion == {"ghost", "doomed"}

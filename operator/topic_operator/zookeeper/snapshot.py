@@ -90,6 +90,7 @@ def read_cluster(
         topics=states,
         controller=ControllerZNode.decode(controller_answer[0]).broker_id if controller_answer else None,
         orphan_configs=orphans,
+        marked_for_deletion=frozenset(deleting),
         unreadable_topics=unreadable,
     )
 

@@ -313,5 +313,6 @@ class WatchedCluster:
             topics=dict(self._topics),
             controller=self._controller,
             orphan_configs=orphans,
+            marked_for_deletion=frozenset(self._deleting),
             unreadable_topics=dict(self._unreadable),
         )
