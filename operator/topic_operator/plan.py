@@ -1,16 +1,65 @@
-"""Planned writes as data: frozen actions, each of which the ZooKeeper writer turns into one transaction.
+"""The single definition of "what must change": declared topics against a cluster's state, with Kafka's rules.
 
-Computing a change and writing it are separate steps (as Kafka's ``createNewPartitionsAssignment`` and
-``createPartitionsWithAssignment`` are), so ``mode: Plan`` simply skips the writer, a plan can be printed or
-stored as JSON, and every write carries the znode version it was computed from (compare-and-set).
+``plan`` is a pure function. Its output is data: per topic the frozen actions the ZooKeeper writer turns into one
+transaction each, the changes a reviewer reads (before/after), or the rejections Kafka would answer with. Computing
+and writing are separate steps (as Kafka's ``createNewPartitionsAssignment`` and ``createPartitionsWithAssignment``
+are), so ``mode: Plan`` simply skips the writer, and every write carries the znode version it was computed from.
+
+A topic with any rejection gets no action at all, and one topic's rejection never affects another's plan. New
+replicas are placed by the port of Kafka's algorithm with a random start drawn from a seed derived from the
+cluster, the topic and the caller's seed, so the same inputs and seed always give the same plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 
-__all__ = ["Action", "AddPartitions", "AlterConfig", "CreateTopic", "DeleteTopic"]
+from topic_operator.kafka.assignment import (
+    BrokerMetadata,
+    RackAwareMode,
+    assign_new_partitions,
+    assign_replicas_to_brokers,
+    get_broker_metadatas,
+    validate_replica_assignment,
+)
+from topic_operator.kafka.errors import (
+    AdminOperationError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    InvalidRequestError,
+    InvalidTopicError,
+    KafkaError,
+    ReassignmentInProgressError,
+    TopicDeletionDisabledError,
+    TopicExistsError,
+)
+from topic_operator.kafka.topic_configs import comparable_config, validate_topic_config
+from topic_operator.kafka.topic_names import (
+    TopicNameIndex,
+    is_internal,
+    validate_no_collision,
+    validate_topic_name,
+)
+from topic_operator.model import ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
+
+__all__ = [
+    "Action",
+    "AddPartitions",
+    "AlterConfig",
+    "Change",
+    "CreateTopic",
+    "DeleteTopic",
+    "Plan",
+    "TopicPlan",
+    "TopicStatus",
+    "plan",
+    "plan_topic",
+    "seed_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +108,361 @@ class DeleteTopic:
 
 
 Action = CreateTopic | AddPartitions | AlterConfig | DeleteTopic
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The plan.
+
+
+class TopicStatus(Enum):
+    CREATE = "create"
+    CHANGE = "change"
+    UNCHANGED = "unchanged"
+    DELETE = "delete"
+    RETAINED = "retained"
+    """A removed declaration whose ``deletionPolicy`` is Retain: the topic stays in Kafka, unmanaged."""
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One reviewable difference: ``field`` as in the KafkaTopic spec (``partitions``, ``config.retention.ms``),
+    ``before`` as the cluster has it (None: absent), ``after`` as declared (None: removed)."""
+
+    field: str
+    before: object
+    after: object
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPlan:
+    cluster: str
+    topic: str
+    status: TopicStatus
+    actions: tuple[Action, ...] = ()
+    changes: tuple[Change, ...] = ()
+    rejections: tuple[KafkaError, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Every declared topic's plan, sorted by topic, and the cluster's topics nobody declared."""
+
+    cluster: str
+    topics: tuple[TopicPlan, ...]
+    unmanaged: tuple[str, ...] = ()
+
+    @property
+    def actions(self) -> list[Action]:
+        return [action for topic in self.topics for action in topic.actions]
+
+    @property
+    def has_changes(self) -> bool:
+        return any(topic.actions for topic in self.topics)
+
+    @property
+    def has_rejections(self) -> bool:
+        return any(topic.rejections for topic in self.topics)
+
+    def for_topic(self, topic: str) -> TopicPlan | None:
+        return next((t for t in self.topics if t.topic == topic), None)
+
+
+def seed_for(cluster: str, topic: str, seed: int = 0) -> int:
+    """A start-index seed that depends only on the cluster, the topic and the caller's seed, so that a topic's
+    placement does not change with the order or number of other topics (the Spark job relies on this)."""
+    digest = hashlib.sha256(f"{seed}\0{cluster}\0{topic}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def plan(
+    desired: Iterable[TopicSpec],
+    actual: ClusterState,
+    cluster: ClusterSpec | None = None,
+    *,
+    deleting: Iterable[TopicSpec] = (),
+    seed: int = 0,
+) -> Plan:
+    """Plan one cluster: ``desired`` are the declared topics of this cluster, ``deleting`` the declarations being
+    removed (only their ``deletionPolicy`` matters), ``cluster`` its policy (None: no deletion, no prefix limit,
+    Kafka 3.4 configs)."""
+    settings = (
+        cluster if cluster is not None else ClusterSpec(name=_cluster_name(desired), zookeeper_connect="")
+    )
+    by_name: dict[str, list[TopicSpec]] = {}
+    for spec in desired:
+        by_name.setdefault(spec.name, []).append(spec)
+    names = TopicNameIndex(actual.topics)
+    placement = _Placement(actual)
+    plans = [
+        _plan_declared(specs, actual, settings, names, placement, seed)
+        for _, specs in sorted(by_name.items())
+    ]
+    removed = sorted(deleting, key=lambda s: s.name)
+    plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
+    declared = set(by_name) | {spec.name for spec in removed}
+    unmanaged = tuple(sorted(t for t in actual.topics if t not in declared))
+    return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), unmanaged)
+
+
+def plan_topic(
+    spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec | None = None, *, seed: int = 0
+) -> TopicPlan:
+    """One topic's plan against a cluster (what a reconcile re-plans after a write conflict)."""
+    return plan([spec], actual, cluster, seed=seed).topics[0]
+
+
+def _cluster_name(desired: Iterable[TopicSpec]) -> str:
+    return next((spec.cluster for spec in desired), "")
+
+
+class _Placement:
+    """Broker lists per rack mode, computed once per plan rather than once per topic."""
+
+    def __init__(self, actual: ClusterState) -> None:
+        self._registered = actual.broker_metadata
+        self._by_mode: dict[RackAwareMode, list[BrokerMetadata] | KafkaError] = {}
+
+    @property
+    def registered_ids(self) -> list[int]:
+        return [b.id for b in self._registered]
+
+    def brokers(self, mode: RackAwareMode) -> list[BrokerMetadata]:
+        if mode not in self._by_mode:
+            try:
+                self._by_mode[mode] = get_broker_metadatas(self._registered, mode)
+            except KafkaError as error:
+                self._by_mode[mode] = error
+        result = self._by_mode[mode]
+        if isinstance(result, KafkaError):
+            raise result
+        return result
+
+
+def _rejected(spec: TopicSpec, *errors: KafkaError, changes: tuple[Change, ...] = ()) -> TopicPlan:
+    return TopicPlan(spec.cluster, spec.name, TopicStatus.REJECTED, (), changes, errors, spec.source)
+
+
+def _plan_declared(
+    specs: list[TopicSpec],
+    actual: ClusterState,
+    cluster: ClusterSpec,
+    names: TopicNameIndex,
+    placement: _Placement,
+    seed: int,
+) -> TopicPlan:
+    spec = specs[0]
+    if len(specs) > 1:
+        places = ", ".join(s.source or "?" for s in specs)
+        return _rejected(
+            spec,
+            InvalidRequestError(
+                f"Topic {spec.name} is declared more than once for cluster {spec.cluster}: {places}.",
+                field="topicName",
+                stricter_than_kafka=True,
+            ),
+        )
+    try:
+        _check_declaration(spec, actual, cluster)
+        current = actual.topics.get(spec.name)
+        if current is None:
+            return _plan_create(spec, actual, cluster, names, placement, seed)
+        return _plan_existing(spec, current, placement)
+    except KafkaError as error:
+        return _rejected(spec, error)
+
+
+def _check_declaration(spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec) -> None:
+    """Rules that hold whether the topic exists or not: name, ownership limits, readable state, valid config."""
+    validate_topic_name(spec.name)
+    if is_internal(spec.name):
+        raise InvalidRequestError(
+            f"Topic {spec.name} is a Kafka internal topic: kafka-topic-operator never creates, changes or deletes it.",
+            field="topicName",
+            stricter_than_kafka=True,
+        )
+    prefixes = cluster.allowed_topic_prefixes
+    if prefixes and not spec.name.startswith(tuple(prefixes)):
+        raise InvalidRequestError(
+            f"Topic {spec.name} is outside the topic prefixes cluster {cluster.name} allows: {', '.join(prefixes)}.",
+            field="topicName",
+            stricter_than_kafka=True,
+        )
+    problem = actual.unreadable_topics.get(spec.name)
+    if problem is not None:
+        raise AdminOperationError(
+            f"Topic {spec.name} cannot be planned: its znodes are not in a format Kafka writes ({problem}).",
+            field="topicName",
+            stricter_than_kafka=True,
+        )
+    validate_topic_config(spec.config, kafka_version=cluster.kafka_version)
+
+
+def _plan_create(
+    spec: TopicSpec,
+    actual: ClusterState,
+    cluster: ClusterSpec,
+    names: TopicNameIndex,
+    placement: _Placement,
+    seed: int,
+) -> TopicPlan:
+    """``validateTopicCreate`` then placement (semantics §3.1-§3.3)."""
+    if spec.name in actual.marked_for_deletion:
+        raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
+    validate_no_collision(spec.name, names)
+    if spec.replica_assignment is not None:
+        assignment = _manual_assignment(spec, placement.registered_ids)
+    else:
+        brokers = placement.brokers(spec.rack_aware_mode)
+        rng = random.Random(seed_for(cluster.name, spec.name, seed))
+        placed = assign_replicas_to_brokers(brokers, spec.partitions, spec.replicas, rng=rng)
+        assignment = {p: tuple(replicas) for p, replicas in placed.items()}
+    names.add(spec.name)
+    config = dict(spec.config)
+    action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name))
+    changes = (
+        Change("partitions", None, spec.partitions),
+        Change("replicas", None, spec.replicas),
+        *(Change(f"config.{key}", None, value) for key, value in sorted(config.items())),
+    )
+    return TopicPlan(spec.cluster, spec.name, TopicStatus.CREATE, (action,), changes, (), spec.source)
+
+
+def _manual_assignment(spec: TopicSpec, registered: list[int]) -> dict[int, tuple[int, ...]]:
+    """A declared placement must agree with the declared counts, then pass Kafka's creation rules (and ours:
+    replicas on registered brokers)."""
+    assignment = dict(spec.replica_assignment or {})
+    sizes = sorted({len(r) for r in assignment.values()})
+    if len(assignment) != spec.partitions or sizes != [spec.replicas]:
+        raise InvalidReplicaAssignmentError(
+            f"replicaAssignment lists {len(assignment)} partitions with {'/'.join(map(str, sizes)) or 'no'} "
+            f"replicas, but the topic declares {spec.partitions} partitions with {spec.replicas} replicas.",
+            field="replicaAssignment",
+            stricter_than_kafka=True,
+        )
+    validate_replica_assignment(assignment, brokers=registered)
+    return {p: tuple(assignment[p]) for p in sorted(assignment)}
+
+
+def _plan_existing(spec: TopicSpec, current: TopicState, placement: _Placement) -> TopicPlan:
+    """Forward-only changes of an existing topic: more partitions and the config override set."""
+    rejections: list[KafkaError] = []
+    actions: list[Action] = []
+    changes: list[Change] = []
+    if current.marked_for_deletion:
+        rejections.append(InvalidTopicError("The topic is queued for deletion.", field="topicName"))
+    if spec.replicas != current.replication_factor:
+        changes.append(Change("replicas", current.replication_factor, spec.replicas))
+        rejections.append(
+            InvalidReplicationFactorError(
+                f"Changing the replication factor of topic {spec.name} from {current.replication_factor} to "
+                f"{spec.replicas} is not supported: Kafka changes replicas only by partition reassignment.",
+                field="replicas",
+                stricter_than_kafka=True,
+            )
+        )
+    if spec.partitions != current.partition_count:
+        changes.append(Change("partitions", current.partition_count, spec.partitions))
+        try:
+            actions.append(_grow(spec, current, placement))
+        except KafkaError as error:
+            rejections.append(error)
+    elif spec.replica_assignment is not None:
+        _check_existing_assignment(spec, current, rejections)
+    config_change = _config_change(spec, current)
+    if config_change is not None:
+        action, config_changes = config_change
+        actions.append(action)
+        changes.extend(config_changes)
+    if rejections:
+        return TopicPlan(
+            spec.cluster, spec.name, TopicStatus.REJECTED, (), tuple(changes), tuple(rejections), spec.source
+        )
+    status = TopicStatus.CHANGE if actions else TopicStatus.UNCHANGED
+    return TopicPlan(spec.cluster, spec.name, status, tuple(actions), tuple(changes), (), spec.source)
+
+
+def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPartitions:
+    """Kafka's addPartitions: a decrease is ``InvalidPartitionsError`` in Kafka's words; new partitions continue
+    Kafka's placement, or take the declared lists for the new ids."""
+    if current.reassignment_in_progress and spec.partitions > current.partition_count:
+        raise ReassignmentInProgressError(
+            f"A partition reassignment is in progress for the topic '{spec.name}'.", field="partitions"
+        )
+    manual = None
+    if spec.replica_assignment is not None and spec.partitions > current.partition_count:
+        rejections: list[KafkaError] = []
+        _check_existing_assignment(spec, current, rejections)
+        if rejections:
+            raise rejections[0]
+        manual = {p: r for p, r in spec.replica_assignment.items() if p >= current.partition_count}
+    brokers = placement.brokers(spec.rack_aware_mode)
+    new = assign_new_partitions(current.partitions, brokers, spec.partitions, manual, topic=spec.name)
+    return AddPartitions(
+        spec.name,
+        current.partitions,
+        {p: tuple(r) for p, r in new.items()},
+        current.topic_znode_version,
+        current.topic_id,
+        current.adding_replicas,
+        current.removing_replicas,
+    )
+
+
+def _check_existing_assignment(spec: TopicSpec, current: TopicState, rejections: list[KafkaError]) -> None:
+    """Moving replicas of existing partitions is a reassignment, which this project does not do."""
+    declared = spec.replica_assignment or {}
+    moved = sorted(
+        p for p in current.partitions if p in declared and tuple(declared[p]) != current.partitions[p]
+    )
+    if moved:
+        rejections.append(
+            InvalidReplicaAssignmentError(
+                f"replicaAssignment moves existing partitions {moved} of topic {spec.name}: changing the replicas "
+                "of existing partitions needs a partition reassignment, which kafka-topic-operator does not do.",
+                field="replicaAssignment",
+                stricter_than_kafka=True,
+            )
+        )
+
+
+def _config_change(spec: TopicSpec, current: TopicState) -> tuple[AlterConfig, list[Change]] | None:
+    """The declaration owns the whole override set: keys absent from it are removed."""
+    before, after = comparable_config(current.config), comparable_config(spec.config)
+    if before == after:
+        return None
+    changes = [
+        Change(f"config.{key}", current.config.get(key), spec.config.get(key))
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
+    return AlterConfig(spec.name, dict(spec.config), current.config_znode_version), changes
+
+
+def _plan_removal(spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec) -> TopicPlan:
+    """A declaration being removed: Retain leaves the topic alone; Delete marks it for deletion if allowed."""
+    if spec.deletion_policy is DeletionPolicy.RETAIN:
+        return TopicPlan(spec.cluster, spec.name, TopicStatus.RETAINED, source=spec.source)
+    if is_internal(spec.name):
+        return _rejected(
+            spec,
+            AdminOperationError(
+                f"Topic {spec.name} is a kafka internal topic and is not allowed to be marked for deletion.",
+                field="topicName",
+            ),
+        )
+    if not cluster.allow_delete:
+        return _rejected(
+            spec,
+            TopicDeletionDisabledError(
+                f"Topic deletion is disabled: cluster {cluster.name} does not allow deletion (allowDelete: false).",
+                field="deletionPolicy",
+            ),
+        )
+    if spec.name not in actual.topics or spec.name in actual.marked_for_deletion:
+        return TopicPlan(spec.cluster, spec.name, TopicStatus.UNCHANGED, source=spec.source)
+    change = Change("topic", spec.name, None)
+    return TopicPlan(
+        spec.cluster, spec.name, TopicStatus.DELETE, (DeleteTopic(spec.name),), (change,), (), spec.source
+    )

@@ -114,13 +114,13 @@ class TopicNameIndex:
         return sorted(t for t in self._by_unified.get(unify_collision_chars(name), ()) if t != name)
 
 
-def colliding_topics(name: str, existing: Iterable[str]) -> list[str]:
+def colliding_topics(name: str, existing: TopicNameIndex | Iterable[str]) -> list[str]:
     """The names in ``existing``, other than ``name`` itself, that collide with ``name``, sorted."""
     index = existing if isinstance(existing, TopicNameIndex) else TopicNameIndex(existing)
     return index.colliding(name)
 
 
-def validate_no_collision(name: str, existing: Iterable[str]) -> None:
+def validate_no_collision(name: str, existing: TopicNameIndex | Iterable[str]) -> None:
     """Steps 3-4 of ``validateTopicCreate`` over a known topic list (semantics §3.3).
 
     ``TopicExistsError`` when ``name`` itself exists, ``InvalidTopicError`` when it collides with other topics.
