@@ -6,6 +6,10 @@ and probes a socket with ZooKeeper's four-letter words, so it needs neither kazo
 
 Everything stays off the network: the client port is bound to 127.0.0.1, the admin (Jetty) server is off,
 and the data directory is a temporary directory removed by :meth:`LocalZooKeeper.stop`.
+
+It can also run the way secured Kafka clusters run their ZooKeeper, so the client's TLS and SASL paths are
+tested against the real thing: a TLS client port (:class:`ServerTls`) and SASL DIGEST-MD5 users that every
+client must authenticate as (:class:`ServerSasl`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal, Self
@@ -64,6 +69,42 @@ DEFAULT_JVM_FLAGS: tuple[str, ...] = (
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
     "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
 )
+
+
+@dataclass(frozen=True)
+class ServerTls:
+    """A TLS client port (``secureClientPort``) beside the plain one, served by ZooKeeper's Netty connection
+    factory (the NIO one has no TLS).
+
+    The plain port stays open: the readiness probe and test set-up use it, as brokers do during a migration to
+    TLS. ZooKeeper 3.8 reads PEM directly, so no keytool step is needed: with ``store_type="PEM"`` the key
+    store is one file holding the server's PKCS#8 private key and its certificate chain, and the trust store
+    holds the CA certificates that client certificates must chain to.
+    """
+
+    key_store: Path
+    trust_store: Path
+    store_type: Literal["PEM", "JKS", "PKCS12"] = "PEM"
+    password: str | None = field(default=None, repr=False)
+    """Of both stores (and of an encrypted PEM key); None for unencrypted PEM."""
+    client_auth: Literal["need", "want", "none"] = "need"
+    """``need``: a client without a certificate signed by the trust store's CA is refused during the handshake."""
+
+
+@dataclass(frozen=True)
+class ServerSasl:
+    """SASL DIGEST-MD5 users, from a JAAS ``Server`` section, as Kafka's docs set up ZooKeeper authentication.
+
+    With ``required`` (the default) the server enforces SASL (``enforce.auth.enabled=true`` with
+    ``enforce.auth.schemes=sasl``, what ``sessionRequireClientSASLAuth=true`` means since 3.7): a client with
+    no credentials or wrong ones has its session closed instead of being let in as an anonymous ``ip`` user.
+    Without it, a failed SASL exchange is still refused (``AUTHFAILED``) but a client that does not try SASL
+    is served.
+    """
+
+    users: Mapping[str, str] = field(repr=False)
+    """User name -> password."""
+    required: bool = True
 
 
 class ZooKeeperNotInstalledError(RuntimeError):
@@ -178,6 +219,10 @@ class LocalZooKeeper:
         classpath: str | None = None,
         java: str | None = None,
         jvm_flags: Sequence[str] = DEFAULT_JVM_FLAGS,
+        tls: ServerTls | None = None,
+        sasl: ServerSasl | None = None,
+        extra_config: Sequence[str] = (),
+        system_properties: Mapping[str, str] | None = None,
     ) -> None:
         """Describe the server; nothing starts before :meth:`start`.
 
@@ -185,6 +230,8 @@ class LocalZooKeeper:
         expiries quickly; ``max_session_timeout_ms`` keeps long client timeouts from being cut to 20 ticks.
         A fixed ``port`` is tried once; without one a free port is chosen, and chosen again if another process
         takes it between the choice and the server's bind.
+        ``extra_config`` lines are appended to ``zoo.cfg`` (so they win over the defaults) and
+        ``system_properties`` become ``-D`` flags, for settings that exist only as Java properties.
         """
         self.host = host
         self._requested_port = port
@@ -194,7 +241,14 @@ class LocalZooKeeper:
         self._classpath = classpath
         self._java = java
         self._jvm_flags = tuple(jvm_flags)
+        self._tls = tls
+        self._sasl = sasl
+        self._extra_config = tuple(extra_config)
+        self._system_properties = dict(system_properties or {})
+        if sasl is not None:
+            _check_jaas_strings(sasl.users)
         self._port: int | None = None
+        self._secure_port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._work_dir: Path | None = None
         self._finalizer: weakref.finalize[..., LocalZooKeeper] | None = None
@@ -212,15 +266,17 @@ class LocalZooKeeper:
         attempts = 1 if self._requested_port is not None else 3
         for attempt in range(1, attempts + 1):
             port = self._requested_port if self._requested_port is not None else free_port(self.host)
+            secure_port = free_port(self.host) if self._tls is not None else None
             try:
-                self._launch(java, classpath, port)
+                self._launch(java, classpath, port, secure_port)
                 self._wait_until_serving()
             except _PortTakenError:
                 log = self.log_tail()
                 self.stop()
                 if attempt == attempts:
                     raise ZooKeeperStartError(
-                        f"ZooKeeper could not bind {self.host}:{port} (address in use); log tail:\n{log}"
+                        f"ZooKeeper could not bind {self.host}:{port} or its TLS port (address in use);"
+                        f" log tail:\n{log}"
                     ) from None
             except BaseException:
                 self.stop()
@@ -235,6 +291,7 @@ class LocalZooKeeper:
         self._process = None
         self._work_dir = None
         self._port = None
+        self._secure_port = None
         if finalizer is not None:
             finalizer()
 
@@ -269,6 +326,18 @@ class LocalZooKeeper:
         return f"{self.host}:{self.port}"
 
     @property
+    def secure_port(self) -> int:
+        """The TLS client port; only there when started with ``tls``."""
+        if self._secure_port is None:
+            raise RuntimeError("LocalZooKeeper is not started with a TLS port")
+        return self._secure_port
+
+    @property
+    def secure_connect_string(self) -> str:
+        """``host:secure_port``: what a TLS client connects to."""
+        return f"{self.host}:{self.secure_port}"
+
+    @property
     def pid(self) -> int:
         """The JVM's process id, so tests can check that :meth:`stop` really ended it."""
         if self._process is None:
@@ -298,11 +367,20 @@ class LocalZooKeeper:
 
     # -- internals -------------------------------------------------------------------------------------------
 
-    def _launch(self, java: str, classpath: str, port: int) -> None:
+    def _launch(self, java: str, classpath: str, port: int, secure_port: int | None) -> None:
         work_dir = Path(tempfile.mkdtemp(prefix="kto-zookeeper-"))
         data_dir = work_dir / "data"
         data_dir.mkdir()
         config = work_dir / "zoo.cfg"
+        system_properties = dict(self._system_properties)
+        security_lines: list[str] = []
+        if self._tls is not None and secure_port is not None:
+            security_lines += _tls_config(self._tls, self.host, secure_port)
+        if self._sasl is not None:
+            jaas = work_dir / "jaas.conf"
+            jaas.write_text(_jaas_server_section(self._sasl.users), encoding="utf-8")
+            system_properties.setdefault("java.security.auth.login.config", str(jaas))
+            security_lines += _sasl_config(self._sasl)
         config.write_text(
             "\n".join(
                 [
@@ -317,6 +395,8 @@ class LocalZooKeeper:
                     # The data lives in a temporary directory that stop() deletes: fsync buys nothing here
                     # and slows every write.
                     "forceSync=no",
+                    *security_lines,
+                    *self._extra_config,
                     "",
                 ]
             ),
@@ -326,7 +406,15 @@ class LocalZooKeeper:
         process: subprocess.Popen[bytes] | None = None
         try:
             process = subprocess.Popen(
-                [java, *self._jvm_flags, "-cp", classpath, SERVER_MAIN, str(config)],
+                [
+                    java,
+                    *self._jvm_flags,
+                    *(f"-D{name}={value}" for name, value in system_properties.items()),
+                    "-cp",
+                    classpath,
+                    SERVER_MAIN,
+                    str(config),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
@@ -339,6 +427,7 @@ class LocalZooKeeper:
         self._process = process
         self._work_dir = work_dir
         self._port = port
+        self._secure_port = secure_port
 
     def _wait_until_serving(self) -> None:
         assert self._process is not None
@@ -369,6 +458,45 @@ class LocalZooKeeper:
             if self.four_letter_word("ruok", timeout=0.5) == "imok":
                 return "Mode:" in self.four_letter_word("srvr", timeout=0.5)
         return False
+
+
+def _tls_config(tls: ServerTls, host: str, secure_port: int) -> list[str]:
+    lines = [
+        # Only the Netty factory serves TLS; it serves the plain port too, four-letter words included.
+        "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+        f"secureClientPort={secure_port}",
+        f"secureClientPortAddress={host}",
+        f"ssl.keyStore.location={tls.key_store}",
+        f"ssl.keyStore.type={tls.store_type}",
+        f"ssl.trustStore.location={tls.trust_store}",
+        f"ssl.trustStore.type={tls.store_type}",
+        f"ssl.clientAuth={tls.client_auth}",
+    ]
+    if tls.password is not None:
+        lines += [f"ssl.keyStore.password={tls.password}", f"ssl.trustStore.password={tls.password}"]
+    return lines
+
+
+def _sasl_config(sasl: ServerSasl) -> list[str]:
+    lines = ["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"]
+    if sasl.required:
+        lines += ["enforce.auth.enabled=true", "enforce.auth.schemes=sasl"]
+    return lines
+
+
+def _jaas_server_section(users: Mapping[str, str]) -> str:
+    """The JAAS ``Server`` section ZooKeeper's ``DigestLoginModule`` reads its users from (``user_<name>``)."""
+    entries = "".join(f'    user_{name}="{password}"\n' for name, password in users.items())
+    return f"Server {{\n    org.apache.zookeeper.server.auth.DigestLoginModule required\n{entries};\n}};\n"
+
+
+def _check_jaas_strings(users: Mapping[str, str]) -> None:
+    """JAAS has its own quoting; a test server only needs plain names and passwords, so refuse the rest."""
+    for name, password in users.items():
+        if not name or not all(c.isalnum() or c in "_-." for c in name):
+            raise ValueError(f"SASL user name {name!r}: use letters, digits, '_', '-' or '.'")
+        if any(c in password for c in '"\\\n'):
+            raise ValueError(f"SASL password of {name!r} contains a quote, backslash or newline")
 
 
 class _PortTakenError(Exception):

@@ -30,7 +30,7 @@ from kazoo.exceptions import (
     SessionExpiredError,
 )
 from kazoo.retry import KazooRetry
-from kazoo.security import ACL, CREATOR_ALL_ACL, READ_ACL_UNSAFE
+from kazoo.security import ACL
 
 from topic_operator.kafka.errors import (
     AdminOperationError,
@@ -41,6 +41,7 @@ from topic_operator.kafka.errors import (
 )
 from topic_operator.kafka.topic_names import is_internal
 from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic
+from topic_operator.zookeeper.connection import KAFKA_SECURE_ACL
 from topic_operator.zookeeper.errors import (
     NotAKafkaClusterError,
     WriteConflictError,
@@ -61,10 +62,6 @@ from topic_operator.zookeeper.znodes import (
 )
 
 __all__ = ["KAFKA_SECURE_ACL", "Outcome", "WriteResult", "ZooKeeperWriter"]
-
-KAFKA_SECURE_ACL: tuple[ACL, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
-"""What Kafka puts on the topic znodes it creates with ``zookeeper.set.acl=true``: creator-all plus world-read
-(none of the paths we write is one of Kafka's sensitive paths, semantics §5.10)."""
 
 _UNKNOWN_OUTCOME = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
 
