@@ -6,15 +6,24 @@ round trip plus the server's work, not 10,000 round trips. Used by the one-shot 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NoNodeError
+from kazoo.exceptions import EXCEPTIONS, NoNodeError
+from kazoo.protocol.serialization import (
+    GetData,
+    int_struct,
+    multiheader_struct,
+    read_buffer,
+    stat_struct,
+    write_string,
+)
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
 
-__all__ = ["Pending", "Watch", "read_children", "read_data", "read_exists"]
+__all__ = ["Pending", "Watch", "read_children", "read_data", "read_exists", "read_many"]
 
 T = TypeVar("T")
 
@@ -48,3 +57,105 @@ def read_data(client: KazooClient, path: str, watch: Watch | None = None) -> Pen
 def read_exists(client: KazooClient, path: str, watch: Watch | None = None) -> Pending[ZnodeStat]:
     """An exists-watch also fires when a missing znode is created, which a get-watch on it cannot."""
     return Pending(client.exists_async(path, watch=watch), lambda stat: stat)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Batched reads with ZooKeeper's multiRead.
+#
+# kazoo wakes its connection thread once per request and sends one request per wake-up, which caps pipelined
+# reads near 7,000 znodes/s here: reading 10,000 topics (topic + config znode each) costs ~3 s of Python
+# overhead, almost none of it ZooKeeper's. ZooKeeper 3.6+ has multiRead (opcode 22): many getData operations in
+# one request, each answered with its data or its own error. kazoo does not expose it, but it sends any request
+# object that serialises itself, so ``_MultiRead`` below is such an object. Servers older than 3.6 do not know
+# the opcode; the first batch on a client probes for it and, on any failure, that client falls back to
+# pipelined single reads.
+
+_MULTI_READ_OPCODE = 22
+_ERROR_RESULT = -1
+_BATCH = 200
+"""Operations per multiRead request: small enough that a batch of large topic znodes stays far below
+ZooKeeper's 1 MB packet limit, large enough that the per-request overhead vanishes."""
+
+_multi_read_support: weakref.WeakKeyDictionary[KazooClient, bool] = weakref.WeakKeyDictionary()
+
+
+class _MultiRead(NamedTuple):
+    """A multiRead of getData operations (no watches), serialised as ZooKeeper's MultiOperationRecord."""
+
+    paths: tuple[str, ...]
+    type: int = _MULTI_READ_OPCODE
+
+    def serialize(self) -> bytearray:
+        buffer = bytearray()
+        for path in self.paths:
+            buffer.extend(multiheader_struct.pack(GetData.type, False, -1))
+            buffer.extend(write_string(path))
+            buffer.append(0)  # no watch
+        buffer.extend(multiheader_struct.pack(-1, True, -1))
+        return buffer
+
+    @classmethod
+    def deserialize(cls, data: bytes, offset: int) -> list[tuple[bytes, ZnodeStat] | Exception]:
+        results: list[tuple[bytes, ZnodeStat] | Exception] = []
+        while True:
+            op_type, done, _ = multiheader_struct.unpack_from(data, offset)
+            offset += multiheader_struct.size
+            if done:
+                return results
+            if op_type == GetData.type:
+                value, offset = read_buffer(data, offset)
+                stat = ZnodeStat._make(stat_struct.unpack_from(data, offset))
+                offset += stat_struct.size
+                results.append((value or b"", stat))
+            elif op_type == _ERROR_RESULT:
+                code = int_struct.unpack_from(data, offset)[0]
+                offset += int_struct.size
+                results.append(EXCEPTIONS[code]())
+            else:
+                raise ValueError(f"unexpected operation type {op_type} in a multiRead response")
+
+
+def _chrooted(client: KazooClient, path: str) -> str:
+    chroot: str = client.chroot or ""
+    return chroot + path if path != "/" else (chroot or "/")
+
+
+def _send_multi_read(client: KazooClient, paths: Sequence[str]) -> Any:
+    request = _MultiRead(tuple(_chrooted(client, p) for p in paths))
+    pending = client.handler.async_result()
+    client._call(request, pending)  # kazoo's own request path; there is no public one for custom requests
+    return pending
+
+
+def _supports_multi_read(client: KazooClient) -> bool:
+    known = _multi_read_support.get(client)
+    if known is None:
+        try:
+            answer = _send_multi_read(client, ["/"]).get(timeout=10)
+            known = len(answer) == 1 and not isinstance(answer[0], Exception)
+        except Exception:  # an old server may answer with an error, garbage or a dropped connection
+            known = False
+        _multi_read_support[client] = known
+    return known
+
+
+def read_many(client: KazooClient, paths: Sequence[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
+    """The data and stat of every path (None for a missing znode), in batches of multiRead where the server
+    has it, otherwise as pipelined single reads. Any error other than a missing znode is raised."""
+    if not paths:
+        return {}
+    if not _supports_multi_read(client):
+        pending = {path: read_data(client, path) for path in paths}
+        return {path: read.value() for path, read in pending.items()}
+    batches = [paths[i : i + _BATCH] for i in range(0, len(paths), _BATCH)]
+    in_flight = [(batch, _send_multi_read(client, batch)) for batch in batches]
+    results: dict[str, tuple[bytes, ZnodeStat] | None] = {}
+    for batch, request in in_flight:
+        for path, answer in zip(batch, request.get(), strict=True):
+            if isinstance(answer, NoNodeError):
+                results[path] = None
+            elif isinstance(answer, Exception):
+                raise answer
+            else:
+                results[path] = answer
+    return results

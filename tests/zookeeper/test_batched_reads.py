@@ -1,0 +1,60 @@
+"""``read_many`` answers exactly what single reads answer, through multiRead where the server has it (3.6+) and
+through pipelined single reads where it does not."""
+
+import pytest
+from kazoo.client import KazooClient
+
+from harness.zookeeper import ZkChroot, close_client, new_client
+from topic_operator.zookeeper import pipelined
+from topic_operator.zookeeper.pipelined import read_many
+
+PATHS = [f"/t/n{i}" for i in range(450)] + ["/t/missing", "/", "/t"]  # more than two batches
+
+
+@pytest.fixture
+def populated(zk: KazooClient) -> KazooClient:
+    zk.ensure_path("/t")
+    pending = [zk.create_async(f"/t/n{i}", f'{{"n":{i}}}'.encode()) for i in range(450)]
+    for request in pending:
+        request.get()
+    zk.set("/t/n7", b'{"n":"seven"}')
+    return zk
+
+
+def single_reads(client: KazooClient) -> dict[str, object]:
+    answers: dict[str, object] = {}
+    for path in PATHS:
+        try:
+            answers[path] = client.get(path)
+        except Exception:
+            answers[path] = None
+    return answers
+
+
+def test_multi_read_is_used_on_this_server_and_matches_single_reads(populated: KazooClient) -> None:
+    answers = read_many(populated, PATHS)
+    assert pipelined._multi_read_support[populated] is True
+    assert answers == single_reads(populated)
+    assert answers["/t/missing"] is None
+    assert answers["/t/n7"][0] == b'{"n":"seven"}'  # type: ignore[index]
+    assert answers["/t/n7"][1].version == 1  # type: ignore[index]
+
+
+def test_the_fallback_gives_the_same_answers(populated: KazooClient, zk_chroot: ZkChroot) -> None:
+    other = new_client(zk_chroot.connect_string)
+    try:
+        pipelined._multi_read_support[other] = False  # as on a ZooKeeper older than 3.6
+        assert read_many(other, PATHS) == read_many(populated, PATHS)
+    finally:
+        close_client(other)
+
+
+def test_chroot_is_applied(populated: KazooClient, zk_chroot: ZkChroot) -> None:
+    # The client is rooted at the test's chroot: "/t" must not be read from the server's root.
+    assert read_many(populated, ["/t"])["/t"] is not None
+    assert populated.chroot
+    unrooted = new_client(zk_chroot.server_hosts)
+    try:
+        assert read_many(unrooted, ["/t"])["/t"] is None
+    finally:
+        close_client(unrooted)
