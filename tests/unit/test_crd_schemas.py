@@ -1,0 +1,270 @@
+"""The CRDs in crds/ are what the API server needs (structural schemas) and what users read (`kubectl explain`,
+`kubectl get`), agree with the model, do not clash with Strimzi's names, and accept the examples."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from topic_operator.kafka.assignment import RackAwareMode
+from topic_operator.manifests import load_manifests
+from topic_operator.model import ApplyMode, DeletionPolicy
+
+REPO = Path(__file__).resolve().parents[2]
+CRDS = REPO / "crds"
+PACKAGE_CRDS = REPO / "operator" / "topic_operator" / "crds"
+EXAMPLES = REPO / "manifests" / "examples"
+
+# Every name Strimzi's CRDs register (plural, singular, short names, categories), from its install files.
+STRIMZI_NAMES = frozenset(
+    {
+        *("kafkas", "kafka", "k"),
+        *("kafkatopics", "kafkatopic", "kt"),
+        *("kafkausers", "kafkauser", "ku"),
+        *("kafkaconnects", "kafkaconnect", "kc"),
+        *("kafkaconnectors", "kafkaconnector", "kctr"),
+        *("kafkamirrormakers", "kafkamirrormaker", "kmm"),
+        *("kafkamirrormaker2s", "kafkamirrormaker2", "kmm2"),
+        *("kafkabridges", "kafkabridge", "kb"),
+        *("kafkarebalances", "kafkarebalance", "kr"),
+        *("kafkanodepools", "kafkanodepool", "knp"),
+        *("strimzipodsets", "strimzipodset", "sps"),
+        "strimzi",
+    }
+)
+
+
+def _crd(name: str) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((CRDS / name).read_text())
+    return document
+
+
+TOPIC = _crd("kafkatopics.kto.dev.yaml")
+CLUSTER = _crd("kafkaclusters.kto.dev.yaml")
+BOTH = pytest.mark.parametrize("crd", [TOPIC, CLUSTER], ids=["KafkaTopic", "KafkaCluster"])
+
+
+def _version(crd: Mapping[str, Any]) -> Mapping[str, Any]:
+    (version,) = crd["spec"]["versions"]
+    return version
+
+
+def _schema(crd: Mapping[str, Any]) -> Mapping[str, Any]:
+    schema: Mapping[str, Any] = _version(crd)["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def _nodes(node: Mapping[str, Any], path: str = "<root>") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    yield path, node
+    for name, child in node.get("properties", {}).items():
+        yield from _nodes(child, f"{path}.{name}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), Mapping):
+            yield from _nodes(node[key], f"{path}[{key}]")
+
+
+def test_the_package_copy_of_the_crds_is_identical_to_crds_dir() -> None:
+    """The loader reads the package copy (so an installed wheel has it); crds/ is the source of truth."""
+    source = {p.name: p.read_bytes() for p in CRDS.glob("*.yaml")}
+    copy = {p.name: p.read_bytes() for p in PACKAGE_CRDS.glob("*.yaml")}
+    assert sorted(source) == ["kafkaclusters.kto.dev.yaml", "kafkatopics.kto.dev.yaml"]
+    assert copy == source, "run: cp crds/*.yaml operator/topic_operator/crds/"
+
+
+@BOTH
+def test_crd_is_namespaced_v1alpha1_of_kto_dev_with_a_status_subresource(crd: dict[str, Any]) -> None:
+    assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
+    assert crd["kind"] == "CustomResourceDefinition"
+    spec = crd["spec"]
+    assert spec["group"] == "kto.dev"
+    assert spec["scope"] == "Namespaced"
+    assert crd["metadata"]["name"] == f"{spec['names']['plural']}.kto.dev"
+    version = _version(crd)
+    assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
+    assert version["subresources"] == {"status": {}}
+
+
+@BOTH
+def test_schema_is_structural(crd: dict[str, Any]) -> None:
+    """The API server's structural-schema rules, as far as our schemas can break them."""
+    for path, node in _nodes(_schema(crd)):
+        preserves = node.get("x-kubernetes-preserve-unknown-fields") is True
+        assert "type" in node or preserves or node.get("x-kubernetes-int-or-string"), f"{path} has no type"
+        assert not {"anyOf", "oneOf", "allOf", "not", "$ref"} & set(node), f"{path} uses a junctor or $ref"
+        assert not ("properties" in node and "additionalProperties" in node), path
+        assert node.get("uniqueItems") is not True, f"{path}: uniqueItems is forbidden"
+        if node.get("type") == "array":
+            assert "items" in node, f"{path}: an array needs items"
+        if node.get("x-kubernetes-list-type") == "map":
+            keys = node["x-kubernetes-list-map-keys"]
+            assert set(keys) <= set(node["items"]["required"]), f"{path}: map keys must be required"
+    assert _schema(crd)["properties"]["metadata"] == {
+        "type": "object",
+        "description": _schema(crd)["properties"]["metadata"]["description"],
+    }
+
+
+@BOTH
+def test_every_field_has_a_description_for_kubectl_explain(crd: dict[str, Any]) -> None:
+    undescribed = [path for path, node in _nodes(_schema(crd)) if not node.get("description", "").strip()]
+    assert undescribed == []
+
+
+def test_kafkatopic_printer_columns() -> None:
+    columns = [
+        (c["name"], c["type"], c["jsonPath"], c.get("priority", 0))
+        for c in _version(TOPIC)["additionalPrinterColumns"]
+    ]
+    assert columns == [
+        ("Cluster", "string", ".spec.cluster", 0),
+        ("Topic", "string", ".status.topicName", 0),
+        ("Partitions", "integer", ".spec.partitions", 0),
+        ("Replicas", "integer", ".spec.replicas", 0),
+        ("Ready", "string", '.status.conditions[?(@.type=="Ready")].status', 0),
+        ("Drift", "integer", ".status.driftCount", 0),
+        ("Reason", "string", '.status.conditions[?(@.type=="Ready")].reason', 1),
+        ("Age", "date", ".metadata.creationTimestamp", 0),
+    ]
+
+
+def test_kafkacluster_printer_columns() -> None:
+    columns = [
+        (c["name"], c["type"], c["jsonPath"], c.get("priority", 0))
+        for c in _version(CLUSTER)["additionalPrinterColumns"]
+    ]
+    assert columns == [
+        ("Connect", "string", ".spec.zookeeper.connect", 0),
+        ("Connected", "boolean", ".status.connected", 0),
+        ("Brokers", "integer", ".status.brokerCount", 0),
+        ("Topics", "integer", ".status.topics.managed", 0),
+        ("Unmanaged", "integer", ".status.topics.unmanaged", 1),
+        ("Age", "date", ".metadata.creationTimestamp", 0),
+    ]
+
+
+@BOTH
+def test_printer_columns_point_at_fields_the_schema_has_with_that_type(crd: dict[str, Any]) -> None:
+    for column in _version(crd)["additionalPrinterColumns"]:
+        filtered = re.sub(r"\[\?\(.*?\)\]", "[]", column["jsonPath"])
+        steps = filtered.lstrip(".").split(".")
+        if steps[0] == "metadata":
+            continue
+        node = _schema(crd)
+        for step in steps:
+            node = node["properties"][step.split("[")[0]]
+            if "[" in step:
+                node = node["items"]
+        if "[" not in filtered:
+            assert node["type"] == column["type"], column["name"]
+        else:
+            assert node["type"] == "string" == column["type"], column["name"]
+        assert column["description"]
+
+
+def test_short_names_and_categories() -> None:
+    assert TOPIC["spec"]["names"] == {
+        "kind": "KafkaTopic",
+        "listKind": "KafkaTopicList",
+        "plural": "kafkatopics",
+        "singular": "kafkatopic",
+        "shortNames": ["ktopic"],
+        "categories": ["kto"],
+    }
+    assert CLUSTER["spec"]["names"] == {
+        "kind": "KafkaCluster",
+        "listKind": "KafkaClusterList",
+        "plural": "kafkaclusters",
+        "singular": "kafkacluster",
+        "shortNames": ["kcluster"],
+        "categories": ["kto"],
+    }
+
+
+@BOTH
+def test_short_names_and_categories_do_not_clash_with_strimzi(crd: dict[str, Any]) -> None:
+    """kubectl expands a category before it resolves a resource name, so a category named like one of
+    Strimzi's resources (`kafka` is Strimzi's Kafka) would hijack `kubectl get kafka`: none may be."""
+    names = crd["spec"]["names"]
+    ours = {*names["shortNames"], *names["categories"]}
+    assert ours & STRIMZI_NAMES == set()
+    assert "kafka" not in names["categories"]
+
+
+def test_enums_and_defaults_agree_with_the_model() -> None:
+    spec = _schema(TOPIC)["properties"]["spec"]["properties"]
+    for field, enum, default in (
+        ("rackAwareMode", RackAwareMode, RackAwareMode.ENFORCED),
+        ("deletionPolicy", DeletionPolicy, DeletionPolicy.RETAIN),
+        ("mode", ApplyMode, ApplyMode.APPLY),
+    ):
+        assert spec[field]["enum"] == [member.value for member in enum], field
+        assert spec[field]["default"] == default.value, field
+    assert _schema(TOPIC)["properties"]["spec"]["required"] == ["cluster", "partitions", "replicas"]
+    cluster_spec = _schema(CLUSTER)["properties"]["spec"]
+    assert cluster_spec["required"] == ["zookeeper"]
+    assert cluster_spec["properties"]["allowDelete"]["default"] is False
+    assert cluster_spec["properties"]["kafkaVersion"]["default"] == "3.4"
+
+
+def test_config_values_may_be_strings_numbers_booleans_or_lists() -> None:
+    config = _schema(TOPIC)["properties"]["spec"]["properties"]["config"]
+    assert config["type"] == "object"
+    assert config["additionalProperties"]["x-kubernetes-preserve-unknown-fields"] is True
+    validator = jsonschema.Draft4Validator(_schema(TOPIC))
+    document = {
+        "apiVersion": "kto.dev/v1alpha1",
+        "kind": "KafkaTopic",
+        "metadata": {"name": "t"},
+        "spec": {
+            "cluster": "c",
+            "partitions": 1,
+            "replicas": 1,
+            "config": {"a": "x", "b": 1, "c": 0.5, "d": True, "e": ["compact", "delete"]},
+        },
+    }
+    assert list(validator.iter_errors(document)) == []
+
+
+def _example_documents() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        for index, document in enumerate(yaml.safe_load_all(path.read_text()), start=1):
+            found.append((f"{path.name}#{index}", document))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("where", "document"), _example_documents(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_every_example_validates_against_its_crd(where: str, document: dict[str, Any]) -> None:
+    if document["apiVersion"].startswith("kafka.strimzi.io/"):
+        assert document["kind"] == "KafkaTopic"
+        return
+    crd = {"KafkaTopic": TOPIC, "KafkaCluster": CLUSTER}[document["kind"]]
+    assert document["apiVersion"] == "kto.dev/v1alpha1"
+    errors = [error.message for error in jsonschema.Draft4Validator(_schema(crd)).iter_errors(document)]
+    assert errors == [], where
+
+
+def test_examples_have_a_cluster_several_teams_a_compacted_topic_and_a_manual_assignment() -> None:
+    manifests = load_manifests([EXAMPLES])
+    assert manifests.errors == ()
+    assert manifests.warnings == ()
+    assert [c.name for c in manifests.clusters] == ["local"]
+    assert manifests.clusters[0].zookeeper_connect == "127.0.0.1:2181/kafka"
+    topics = {t.name: t for t in manifests.topics}
+    teams = {name.replace("_", ".").replace("-", ".").split(".")[0] for name in topics}
+    assert teams == {"analytics", "inventory", "orders", "payments"}
+    assert any(t.config.get("cleanup.policy") == "compact" for t in topics.values())
+    manual = topics["orders_audit"].replica_assignment
+    assert manual is not None
+    racks = {broker: "abc"[broker % 3] for broker in range(6)}
+    assert all(len({racks[b] for b in replicas}) == 3 for replicas in manual.values())
+    assert sorted(replicas[0] for replicas in manual.values()) == [0, 1, 2, 3, 4, 5]
+    assert "inventory-strimzi.yaml#1" in topics["inventory.stock-levels"].source
