@@ -1,0 +1,698 @@
+"""KafkaTopic / KafkaCluster documents -> ``TopicSpec`` / ``ClusterSpec``, with every problem reported at once.
+
+What comes in is hand-written YAML in a Git repository, a ``kubectl get kafkatopics -A -o json`` export, or
+Strimzi ``KafkaTopic`` manifests being migrated, so the loader's job is as much to explain as to convert: each
+document is checked against the CRD's own schema (what ``kubectl apply`` would refuse), then against Kafka's rules
+(what the brokers would refuse), and every failure becomes one ``ManifestError`` naming the file, the document,
+the field path, the value and the rule. All errors are collected, never only the first, so one CI run shows them
+all; a topic with an error is left out of the result and never blocks the others.
+
+The CRDs are read from the package's copy (``topic_operator/crds/``, package data), which a test keeps
+byte-identical to the repository's ``crds/``: the schema applied here is the one installed in the cluster, in a
+checkout and in an installed wheel alike. How schema failures are worded lives in ``manifest_schema``.
+
+Pure apart from reading files: no ZooKeeper, no Kubernetes API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import yaml
+
+from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
+from topic_operator.kafka.errors import KafkaError
+from topic_operator.kafka.topic_configs import KAFKA_3_4, validate_topic_config
+from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
+from topic_operator.manifest_schema import (
+    API_VERSION,
+    CRD_FILES,
+    MISSING,
+    KubernetesYamlLoader,
+    crd_schema,
+    schema_problems,
+)
+from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, TopicSpec
+
+if TYPE_CHECKING:
+    from topic_operator.cel_rules import CelRules
+
+__all__ = [
+    "MISSING",
+    "STRIMZI_API_VERSIONS",
+    "STRIMZI_CLUSTER_LABEL",
+    "ManifestError",
+    "ManifestWarning",
+    "Manifests",
+    "load_manifests",
+    "load_objects",
+]
+
+GROUP: Final = API_VERSION.split("/")[0]
+STRIMZI_GROUP: Final = "kafka.strimzi.io"
+STRIMZI_API_VERSIONS: Final = ("kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1")
+STRIMZI_CLUSTER_LABEL: Final = "strimzi.io/cluster"
+_STRIMZI_SPEC_FIELDS: Final = ("topicName", "partitions", "replicas", "config")
+_MANIFEST_SUFFIXES: Final = (".yaml", ".yml")
+_DNS_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_SHOWN_VALUE_LIMIT: Final = 80
+_LISTED_PARTITIONS_LIMIT: Final = 10
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Results.
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestError:
+    """One invalid document, field or value.
+
+    ``document_index`` counts the YAML documents of ``file`` from 1 (0: the file as a whole). ``field_path`` is
+    the path inside the document (``spec.config.retention.ms``; ``items[3].spec.partitions`` inside a List);
+    ``value`` is ``MISSING`` for an absent field. ``name`` is ``namespace/name`` when the document has a
+    namespace. ``rule`` says what is wrong, in Kafka's own words where the rule is Kafka's.
+    """
+
+    file: str
+    document_index: int
+    kind: str
+    name: str
+    field_path: str
+    value: object
+    rule: str
+
+    def __str__(self) -> str:
+        where = _location(self.file, self.document_index, self.kind, self.name)
+        if not self.field_path:
+            return f"{where}: {self.rule}"
+        if self.value is MISSING:
+            return f"{where}: {self.field_path}: {self.rule}"
+        return f"{where}: {self.field_path} = {_shown(self.value)}: {self.rule}"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestWarning:
+    """A document that was ignored, or checked with less information than it could have been."""
+
+    file: str
+    document_index: int
+    kind: str
+    name: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{_location(self.file, self.document_index, self.kind, self.name)}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Manifests:
+    """What a set of files declares: the valid topics and clusters, and why the rest is not valid."""
+
+    topics: tuple[TopicSpec, ...]
+    clusters: tuple[ClusterSpec, ...]
+    errors: tuple[ManifestError, ...]
+    warnings: tuple[ManifestWarning, ...]
+    files: int = 0
+    documents: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def cluster(self, name: str) -> ClusterSpec | None:
+        return next((c for c in self.clusters if c.name == name), None)
+
+    def topics_of(self, cluster: str) -> tuple[TopicSpec, ...]:
+        return tuple(t for t in self.topics if t.cluster == cluster)
+
+    def summary(self) -> str:
+        """One line for the end of a report: what was read, what is valid, what is wrong."""
+        read = f"{_count(self.files, 'file')}, {_count(self.documents, 'document')}"
+        valid = f"{_count(len(self.clusters), 'cluster')} and {_count(len(self.topics), 'topic')} valid"
+        warned = f", {_count(len(self.warnings), 'warning')}" if self.warnings else ""
+        if self.ok:
+            return f"OK: {read}: {valid}{warned}"
+        return f"FAILED: {_count(len(self.errors), 'error')} in {read} ({valid}{warned})"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _location(file: str, document_index: int, kind: str, name: str) -> str:
+    place = f"{file}#{document_index}" if document_index else file
+    what = " ".join(part for part in (kind, name) if part)
+    return f"{place} {what}" if what else place
+
+
+def _shown(value: object) -> str:
+    """Strings as the YAML author wrote them (``'7d'``), everything else as JSON (``true``, ``[0, 1]``)."""
+    text = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+    if len(text) > _SHOWN_VALUE_LIMIT:
+        text = text[: _SHOWN_VALUE_LIMIT - 3] + "..."
+    return text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading files.
+
+
+@dataclass(slots=True)
+class _Document:
+    """One Kubernetes object: where it is, what it says, and what is wrong with it."""
+
+    file: str
+    index: int
+    prefix: str
+    """``items[3].`` for an item of a List, else empty: field paths are relative to the YAML document."""
+    body: Mapping[str, Any]
+    errors: list[ManifestError] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return str(self.body.get("kind", ""))
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        metadata = self.body.get("metadata")
+        return metadata if isinstance(metadata, Mapping) else {}
+
+    @property
+    def name(self) -> str:
+        name, namespace = self.metadata.get("name"), self.metadata.get("namespace")
+        if not isinstance(name, str):
+            return ""
+        return f"{namespace}/{name}" if isinstance(namespace, str) and namespace else name
+
+    @property
+    def source(self) -> str:
+        """Where the declaration is, for messages and ``TopicSpec.source``: ``file#2``, ``file#1/items[3]``."""
+        item = f"/{self.prefix.rstrip('.')}" if self.prefix else ""
+        return f"{self.file}#{self.index}{item}"
+
+    def error(self, path: str, value: object, rule: str) -> None:
+        full = f"{self.prefix}{path}" if path else self.prefix.rstrip(".")
+        self.errors.append(ManifestError(self.file, self.index, self.kind, self.name, full, value, rule))
+
+    def warning(self, message: str) -> ManifestWarning:
+        return ManifestWarning(self.file, self.index, self.kind, self.name, message)
+
+
+class _Collector:
+    """Everything read so far, in reading order."""
+
+    def __init__(self) -> None:
+        self.documents: list[_Document] = []
+        self.file_errors: list[ManifestError] = []
+        self.warnings: list[ManifestWarning] = []
+        self.files: list[str] = []
+        self.yaml_documents = 0
+
+    def add_object(self, body: object, file: str, index: int, prefix: str = "") -> None:
+        if not isinstance(body, Mapping) or not body.get("kind") or not body.get("apiVersion"):
+            where = f"{prefix.rstrip('.')}: " if prefix else ""
+            kind = str(body.get("kind", "")) if isinstance(body, Mapping) else ""
+            message = f"{where}not a Kubernetes object (no apiVersion or kind): ignored"
+            self.warnings.append(ManifestWarning(file, index, kind, "", message))
+            return
+        items = body.get("items")
+        if str(body["kind"]).endswith("List") and isinstance(items, list):
+            for number, entry in enumerate(items):
+                self.add_object(entry, file, index, f"{prefix}items[{number}].")
+            return
+        self.documents.append(_Document(file, index, prefix, body))
+
+    def read_file(self, path: Path) -> None:
+        file = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self.file_errors.append(ManifestError(file, 0, "", "", "", MISSING, "no such file or directory"))
+            return
+        except (OSError, UnicodeDecodeError) as error:
+            self.file_errors.append(ManifestError(file, 0, "", "", "", MISSING, f"cannot be read: {error}"))
+            return
+        self.files.append(file)
+        index = 0
+        try:
+            for index, body in enumerate(yaml.load_all(text, Loader=KubernetesYamlLoader), start=1):
+                if body is not None:
+                    self.yaml_documents += 1
+                    self.add_object(body, file, index)
+        except yaml.YAMLError as error:
+            rule = f"not valid YAML: {_yaml_problem(error)}"
+            self.file_errors.append(ManifestError(file, index + 1, "", "", "", MISSING, rule))
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """The parser's problem with line and column in the file (PyYAML's own text names "<unicode string>")."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return " ".join(str(error).split())
+    parts = []
+    for text, mark in ((error.problem, error.problem_mark), (error.context, error.context_mark)):
+        if text:
+            parts.append(f"{text} (line {mark.line + 1}, column {mark.column + 1})" if mark else text)
+    return " ".join(parts)
+
+
+def _manifest_files(path: Path) -> Iterator[Path]:
+    """A file as given (any extension, e.g. a kubectl JSON export); a directory's ``*.yaml``/``*.yml`` files,
+    recursively, sorted, skipping hidden files and directories (``.git``)."""
+    if not path.is_dir():
+        yield path
+        return
+    found = (
+        p
+        for p in path.rglob("*")
+        if p.suffix in _MANIFEST_SUFFIXES
+        and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    )
+    yield from sorted(found, key=lambda p: p.relative_to(path).parts)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Entry points.
+
+
+def load_manifests(paths: Iterable[str | Path], *, check_cel: bool = False) -> Manifests:
+    """Read files and directories of manifests (see ``_manifest_files``) into specs and errors.
+
+    ``check_cel`` also evaluates the CRDs' CEL rules on each kto.dev document (without an old object), as the
+    API server does on a create. ``kto validate`` asks for it; plan and apply need not, since the Kafka-rule
+    checks cover the same ground with more precise messages, and cel-python is slow.
+    """
+    collector = _Collector()
+    seen: set[Path] = set()
+    for given in paths:
+        found = False
+        for path in _manifest_files(Path(given)):
+            found = True
+            resolved = path.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
+                collector.read_file(path)
+        if not found:
+            message = (
+                f"no {' or '.join(f'*{suffix}' for suffix in _MANIFEST_SUFFIXES)} files in this directory"
+            )
+            collector.warnings.append(ManifestWarning(str(given), 0, "", "", message))
+    return _convert(collector, check_cel)
+
+
+def load_objects(
+    objects: Iterable[Mapping[str, Any]], *, origin: str = "objects", check_cel: bool = False
+) -> Manifests:
+    """Objects already parsed (Kubernetes API bodies, JSON), each reported as document ``origin#n``."""
+    collector = _Collector()
+    collector.files.append(origin)
+    for index, body in enumerate(objects, start=1):
+        collector.yaml_documents += 1
+        collector.add_object(body, origin, index)
+    return _convert(collector, check_cel)
+
+
+def _convert(collector: _Collector, check_cel: bool) -> Manifests:
+    """Read each document, then the checks that need other documents (clusters for configs, duplicates), then
+    CEL last: where two checks fail on one field, the first reported is kept (``_one_per_field``)."""
+    topics: list[_Topic] = []
+    clusters: list[_Cluster] = []
+    warnings = list(collector.warnings)
+    for document in collector.documents:
+        declared = _read_document(document, warnings)
+        if isinstance(declared, _Topic):
+            topics.append(declared)
+        elif isinstance(declared, _Cluster):
+            clusters.append(declared)
+    by_name = _unique_clusters(clusters)
+    cluster_names = {c.document.metadata.get("name") for c in clusters}
+    warnings += _check_topics_against_clusters(topics, by_name, cluster_names)
+    _check_conflicts(topics)
+    if check_cel:
+        for document in collector.documents:
+            if document.body.get("apiVersion") == API_VERSION and document.kind in CRD_FILES:
+                _check_cel(document)
+    order = {file: number for number, file in enumerate(collector.files)}
+    errors = [*collector.file_errors, *(e for d in collector.documents for e in _one_per_field(d.errors))]
+    errors.sort(key=lambda e: (order.get(e.file, -1), e.document_index))
+    warnings.sort(key=lambda w: (order.get(w.file, -1), w.document_index))
+    return Manifests(
+        topics=tuple(t.spec for t in topics if t.spec is not None and not t.document.errors),
+        clusters=tuple(c.spec for c in by_name.values() if c.spec is not None and not c.document.errors),
+        errors=tuple(errors),
+        warnings=tuple(warnings),
+        files=len(collector.files),
+        documents=collector.yaml_documents,
+    )
+
+
+def _one_per_field(errors: list[ManifestError]) -> list[ManifestError]:
+    """The first error of each field, in field order. The name checks run before the schema check, so a bad
+    topic name is explained in Kafka's words rather than as a failed pattern; CEL runs last, so its failures
+    show only where nothing else has explained the field (they say the same, less precisely)."""
+    by_path: dict[str, ManifestError] = {}
+    for error in errors:
+        by_path.setdefault(error.field_path, error)
+    return sorted(by_path.values(), key=lambda e: e.field_path)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One document.
+
+
+@dataclass(slots=True)
+class _Topic:
+    document: _Document
+    cluster: str | None
+    name: str | None
+    name_path: str
+    """Where the name comes from: ``spec.topicName`` or ``metadata.name``."""
+    fields: Mapping[str, Any]
+    spec: TopicSpec | None = None
+
+
+@dataclass(slots=True)
+class _Cluster:
+    document: _Document
+    spec: ClusterSpec | None
+
+
+def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Topic | _Cluster | None:
+    api_version, kind = str(document.body["apiVersion"]), document.kind
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    if api_version == API_VERSION and kind in CRD_FILES:
+        body = _without_null_spec_fields(document.body)
+        _check_object_name(document)
+        declared = _read_cluster(document, body) if kind == "KafkaCluster" else _read_topic(document, body)
+        _add_schema_errors(document, kind, body)
+        return declared
+    if group == GROUP:
+        document.error(
+            "apiVersion", api_version, f"{GROUP} serves KafkaTopic and KafkaCluster in {API_VERSION}"
+        )
+        return None
+    if group == STRIMZI_GROUP and kind == "KafkaTopic":
+        if api_version in STRIMZI_API_VERSIONS:
+            return _read_strimzi_topic(document)
+        versions = " and ".join(STRIMZI_API_VERSIONS)
+        document.error("apiVersion", api_version, f"Strimzi KafkaTopics are read in {versions} only")
+        return None
+    warnings.append(document.warning(f"ignored: {api_version} {kind} is not a topic or cluster declaration"))
+    return None
+
+
+def _without_null_spec_fields(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The API server prunes null fields (``config:`` left empty) before validating; so do we."""
+    spec = body.get("spec")
+    if not isinstance(spec, Mapping):
+        return body
+    return {**body, "spec": {k: v for k, v in spec.items() if v is not None}}
+
+
+def _read_strimzi_topic(document: _Document) -> _Topic:
+    """A Strimzi KafkaTopic is our KafkaTopic with the cluster named by a label and four spec fields."""
+    _check_object_name(document)
+    body = _without_null_spec_fields(document.body)
+    spec = _mapping(body.get("spec"))
+    for unknown in sorted(set(spec) - set(_STRIMZI_SPEC_FIELDS)):
+        known = ", ".join(_STRIMZI_SPEC_FIELDS)
+        document.error(
+            f"spec.{unknown}", spec[unknown], f"unknown field of a Strimzi KafkaTopic (known: {known})"
+        )
+    labels = document.metadata.get("labels")
+    cluster = labels.get(STRIMZI_CLUSTER_LABEL) if isinstance(labels, Mapping) else None
+    label_path = f"metadata.labels.{STRIMZI_CLUSTER_LABEL}"
+    if cluster is None:
+        rule = f"a Strimzi KafkaTopic names its Kafka cluster with the {STRIMZI_CLUSTER_LABEL} label"
+        document.error(label_path, MISSING, rule)
+    converted_spec = {k: v for k, v in spec.items() if k in _STRIMZI_SPEC_FIELDS}
+    if cluster is not None:
+        converted_spec["cluster"] = cluster
+    converted = {**body, "apiVersion": API_VERSION, "spec": converted_spec}
+    topic = _read_topic(document, converted)
+    _add_schema_errors(document, "KafkaTopic", converted, renamed={"spec.cluster": label_path}, strimzi=True)
+    return topic
+
+
+def _read_topic(document: _Document, body: Mapping[str, Any]) -> _Topic:
+    """The fields of a topic and the checks that need no cluster (the name); the rest runs once the clusters
+    are known (``_check_topics_against_clusters``)."""
+    spec = _mapping(body.get("spec"))
+    cluster = spec.get("cluster")
+    if "topicName" in spec:
+        name, name_path = spec["topicName"], "spec.topicName"
+    else:
+        name, name_path = document.metadata.get("name"), "metadata.name"
+    topic = _Topic(
+        document,
+        cluster if isinstance(cluster, str) else None,
+        name if isinstance(name, str) else None,
+        name_path,
+        spec,
+    )
+    if topic.name is None:
+        return topic
+    try:
+        validate_topic_name(topic.name)
+    except KafkaError as error:
+        document.error(name_path, topic.name, str(error))
+    if is_internal(topic.name):
+        rule = f"Topic {topic.name} is a Kafka internal topic: kafka-topic-operator never creates, changes or deletes it."
+        document.error(name_path, topic.name, rule)
+    return topic
+
+
+def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
+    spec = _mapping(body.get("spec"))
+    name = document.metadata.get("name")
+    connect = _mapping(spec.get("zookeeper")).get("connect")
+    prefixes = spec.get("allowedTopicPrefixes", [])
+    version = spec.get("kafkaVersion", "3.4")
+    allow_delete = spec.get("allowDelete", False)
+    if (
+        not isinstance(name, str)
+        or not isinstance(connect, str)
+        or not isinstance(prefixes, list)
+        or not all(isinstance(p, str) for p in prefixes)
+        or not isinstance(version, str)
+        or re.fullmatch(r"\d+\.\d+", version) is None
+        or not isinstance(allow_delete, bool)
+    ):
+        return _Cluster(document, None)  # the schema check explains what is wrong
+    major, minor = version.split(".")
+    settings = ClusterSpec(
+        name=name,
+        zookeeper_connect=connect,
+        allow_delete=allow_delete,
+        allowed_topic_prefixes=tuple(prefixes),
+        kafka_version=(int(major), int(minor)),
+        source=document.source,
+    )
+    return _Cluster(document, settings)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _check_object_name(document: _Document) -> None:
+    """metadata.name as the API server checks it: a Kafka name that is not a valid object name goes in
+    spec.topicName."""
+    name = document.metadata.get("name")
+    if name is None:
+        document.error("metadata.name", MISSING, "required field is missing")
+    elif not isinstance(name, str) or len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        document.error(
+            "metadata.name",
+            name,
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+            "must start and end with an alphanumeric character (at most 253 characters); a Kafka topic name "
+            "that is not one goes in spec.topicName",
+        )
+
+
+def _add_schema_errors(
+    document: _Document,
+    kind: str,
+    body: Mapping[str, Any],
+    *,
+    renamed: Mapping[str, str] | None = None,
+    strimzi: bool = False,
+) -> None:
+    """The CRD schema's verdict. A converted Strimzi document's cluster errors point at the label it came from."""
+    for problem in schema_problems(kind, body, strimzi=strimzi):
+        path = (renamed or {}).get(problem.path, problem.path)
+        document.error(path, problem.value, problem.rule)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Rules that need the cluster (configs per Kafka version, prefixes), the assignment, then conflicts.
+
+
+def _unique_clusters(clusters: list[_Cluster]) -> dict[str, _Cluster]:
+    """Clusters by name. kto names a cluster by its KafkaCluster name alone (the CLI's --cluster, the drift
+    job's join key), so two KafkaClusters of one name, even in different namespaces, are a conflict."""
+    by_name: dict[str, _Cluster] = {}
+    for cluster in clusters:
+        if cluster.spec is None:
+            continue
+        first = by_name.setdefault(cluster.spec.name, cluster)
+        if first is not cluster:
+            places = f"{first.document.source} and {cluster.document.source}"
+            rule = f"KafkaCluster {cluster.spec.name} is declared more than once: at {places}"
+            for declaration in (first, cluster):
+                declaration.document.error("metadata.name", cluster.spec.name, rule)
+    return by_name
+
+
+def _check_topics_against_clusters(
+    topics: list[_Topic], clusters: Mapping[str, _Cluster], declared: Set[object]
+) -> list[ManifestWarning]:
+    """Configs are checked with the cluster's Kafka version and names against its prefixes; a topic whose
+    cluster is not among the documents (or is invalid) is checked as for Kafka 3.4, with a warning."""
+    warnings: list[ManifestWarning] = []
+    warned: set[str] = set()
+    for topic in topics:
+        cluster = clusters.get(topic.cluster) if topic.cluster is not None else None
+        settings = cluster.spec if cluster is not None and not cluster.document.errors else None
+        if settings is None and topic.cluster is not None and topic.cluster not in warned:
+            warned.add(topic.cluster)
+            state = "is not valid" if topic.cluster in declared else "is not among the documents read"
+            message = (
+                f"KafkaCluster {topic.cluster} {state}: topic configs are checked against Kafka 3.4 and "
+                "no topic prefix limit applies"
+            )
+            warnings.append(topic.document.warning(message))
+        topic.spec = _topic_spec(topic, settings)
+    return warnings
+
+
+def _topic_spec(topic: _Topic, cluster: ClusterSpec | None) -> TopicSpec | None:
+    document, fields = topic.document, topic.fields
+    if cluster is not None and topic.name is not None:
+        _check_prefixes(document, topic.name_path, topic.name, cluster)
+    config = _config(document, fields.get("config", {}), cluster.kafka_version if cluster else KAFKA_3_4)
+    partitions, replicas = fields.get("partitions"), fields.get("replicas")
+    assignment = _assignment(document, fields.get("replicaAssignment"), partitions, replicas)
+    if document.errors or topic.cluster is None or topic.name is None or config is None:
+        return None
+    if not isinstance(partitions, int) or not isinstance(replicas, int):
+        return None  # unreachable: the schema check requires both
+    return TopicSpec(
+        cluster=topic.cluster,
+        name=topic.name,
+        partitions=partitions,
+        replicas=replicas,
+        config=config,
+        replica_assignment=assignment,
+        rack_aware_mode=RackAwareMode(fields.get("rackAwareMode", RackAwareMode.ENFORCED.value)),
+        deletion_policy=DeletionPolicy(fields.get("deletionPolicy", DeletionPolicy.RETAIN.value)),
+        mode=ApplyMode(fields.get("mode", ApplyMode.APPLY.value)),
+        source=document.source,
+    )
+
+
+def _check_prefixes(document: _Document, path: str, name: str, cluster: ClusterSpec) -> None:
+    prefixes = cluster.allowed_topic_prefixes
+    if prefixes and not name.startswith(prefixes):
+        rule = f"Topic {name} is outside the topic prefixes cluster {cluster.name} allows: {', '.join(prefixes)}."
+        document.error(path, name, rule)
+
+
+def _config(document: _Document, config: object, kafka_version: tuple[int, int]) -> dict[str, str] | None:
+    """Canonical config strings, or None with one error per bad key (Kafka stops at the first; a reviewer
+    wants them all). The cross-key rule (compaction lags) is reported once every key is valid on its own."""
+    if not isinstance(config, Mapping):
+        return None  # the schema check explains it
+    props = {str(key): value for key, value in config.items()}
+    try:
+        return validate_topic_config(props, kafka_version=kafka_version)
+    except KafkaError as whole:
+        reported = False
+        for key in sorted(props):
+            try:
+                validate_topic_config({key: props[key]}, kafka_version=kafka_version)
+            except KafkaError as error:
+                document.error(f"spec.config.{key}", props[key], str(error))
+                reported = True
+        if not reported:
+            document.error(f"spec.{whole.field or 'config'}", MISSING, str(whole))
+        return None
+
+
+def _assignment(
+    document: _Document, assignment: object, partitions: object, replicas: object
+) -> dict[int, tuple[int, ...]] | None:
+    """A list (index = partition) checked for agreement with the counts, then by Kafka's creation rules."""
+    path = "spec.replicaAssignment"
+    if not isinstance(assignment, list) or not all(
+        isinstance(r, list) and all(type(b) is int for b in r) for r in assignment
+    ):
+        return None  # absent, or the schema check explains the shape
+    if isinstance(partitions, int) and len(assignment) != partitions:
+        rule = (
+            f"replicaAssignment has {len(assignment)} entries but spec.partitions is {partitions}: "
+            "give one list of broker ids per partition"
+        )
+        document.error(path, assignment, rule)
+        return None
+    wrong = [p for p, r in enumerate(assignment) if isinstance(replicas, int) and len(r) != replicas]
+    if wrong:
+        listed = ", ".join(map(str, wrong[:_LISTED_PARTITIONS_LIMIT]))
+        more = len(wrong) - _LISTED_PARTITIONS_LIMIT
+        listed += f" and {more} more" if more > 0 else ""
+        document.error(
+            path, assignment, f"partitions {listed} do not list spec.replicas ({replicas}) broker ids"
+        )
+        return None
+    manual = {partition: tuple(r) for partition, r in enumerate(assignment)}
+    try:
+        validate_replica_assignment(manual)
+    except KafkaError as error:
+        document.error(path, assignment, str(error))
+        return None
+    return manual
+
+
+def _check_conflicts(topics: list[_Topic]) -> None:
+    """Two declarations of one topic, or of two names Kafka refuses side by side ('.' vs '_'), in one cluster:
+    both are errors and neither is planned, since which one won would depend on file order."""
+    first_by_key: dict[tuple[str, str], _Topic] = {}
+    for topic in topics:
+        if topic.cluster is None or topic.name is None:
+            continue
+        first = first_by_key.setdefault((topic.cluster, unify_collision_chars(topic.name)), topic)
+        if first is topic:
+            continue
+        if first.name == topic.name:
+            places = f"{first.document.source} and {topic.document.source}"
+            rule = f"topic {topic.name} of cluster {topic.cluster} is declared more than once: at {places}"
+            for declaration in (first, topic):
+                declaration.document.error(declaration.name_path, declaration.name, rule)
+            continue
+        for declaration, other in ((first, topic), (topic, first)):
+            rule = (
+                f"Topic '{declaration.name}' collides with existing topics: {other.name} (declared at "
+                f"{other.document.source}; Kafka's metric names do not tell '.' from '_')"
+            )
+            declaration.document.error(declaration.name_path, declaration.name, rule)
+
+
+def _check_cel(document: _Document) -> None:
+    for failure in _cel_rules(document.kind).check(_without_null_spec_fields(document.body)):
+        value = MISSING if failure.value is None else failure.value
+        document.error(failure.field_path, value, failure.message)
+
+
+@cache
+def _cel_rules(kind: str) -> CelRules:
+    """Imported on first use: cel-python takes a while to load, and only ``kto validate`` needs it."""
+    from topic_operator.cel_rules import CelRules
+
+    return CelRules(crd_schema(kind))
