@@ -1,19 +1,185 @@
-"""``kto``: the command-line face of the engine. Each sub-command is a thin shell over the library."""
+"""``kto``: the command-line face of the engine. Each sub-command is a thin shell over the library.
+
+Exit codes: 0 success (for ``plan``: nothing to change), 2 ``plan`` found changes, 1 any error or rejection.
+Errors go to stderr as one line each; results go to stdout (text by default, JSON with ``-o json``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
 
 from topic_operator import __version__
+from topic_operator.model import ClusterSpec, TopicSpec
+
+EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
 
-def _demo(_: argparse.Namespace) -> int:
-    from topic_operator.demo import run_demo
+class UsageError(Exception):
+    """A command line that cannot be carried out as given; printed as one line, exit 1."""
 
-    run_demo(sys.stdout)
-    return 0
+
+# -- shared pieces --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _zookeeper(connect: str) -> Iterator[Any]:
+    from topic_operator.zookeeper.connection import ZooKeeperSettings, connected
+
+    with connected(ZooKeeperSettings(connect=connect)) as client:
+        yield client
+
+
+def _declared(args: argparse.Namespace) -> tuple[ClusterSpec, list[TopicSpec], list[str]]:
+    """The cluster and its topics from the manifests, and every manifest error (printed by the caller).
+
+    The cluster is ``--cluster``, or the only one the topics name. Its KafkaCluster document (if given) supplies
+    the policy; ``--zookeeper`` overrides its connect string.
+    """
+    from topic_operator.manifests import load_manifests
+
+    manifests = load_manifests(args.files)
+    errors = [str(e) for e in manifests.errors]
+    named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
+    name = args.cluster or (named[0] if len(named) == 1 else None)
+    if name is None:
+        listed = ", ".join(named) or "none"
+        raise UsageError(f"the manifests name several clusters or none ({listed}): choose one with --cluster")
+    cluster = manifests.cluster(name) or ClusterSpec(name=name, zookeeper_connect="")
+    connect = args.zookeeper or cluster.zookeeper_connect
+    if not connect:
+        raise UsageError(f"no ZooKeeper for cluster {name}: pass --zookeeper or declare its KafkaCluster")
+    return replace(cluster, zookeeper_connect=connect), list(manifests.topics_of(name)), errors
+
+
+def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
+    for error in errors:
+        print(f"error: {error}", file=stream)
+
+
+# -- plan / apply ---------------------------------------------------------------------------------------------
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from topic_operator.plan_output import plan_to_dict, render_plan_text
+    from topic_operator.reconcile import Reconciler
+
+    cluster, topics, errors = _declared(args)
+    _print_errors(errors, sys.stderr)
+    with _zookeeper(cluster.zookeeper_connect) as client:
+        result = Reconciler(client, cluster, seed=args.seed).plan(topics)
+    if args.output == "json":
+        print(json.dumps({**plan_to_dict(result), "manifest_errors": errors}, indent=2))
+    else:
+        sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
+    if errors or result.has_rejections:
+        return EXIT_ERROR
+    return EXIT_CHANGES if result.has_changes else EXIT_OK
+
+
+def _confirmed(args: argparse.Namespace) -> bool:
+    if args.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError("refusing to apply without --yes: standard input is not a terminal to confirm on")
+    return input("Apply these changes? Only 'yes' is accepted: ").strip() == "yes"
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from topic_operator.plan_output import plan_to_dict, render_plan_text
+    from topic_operator.reconcile import Reconciler, TopicOutcome
+
+    cluster, topics, errors = _declared(args)
+    _print_errors(errors, sys.stderr)
+    with _zookeeper(cluster.zookeeper_connect) as client:
+        reconciler = Reconciler(client, cluster, seed=args.seed)
+        preview = reconciler.plan(topics)
+        if args.output == "text":
+            sys.stdout.write(render_plan_text(preview))
+        if not preview.has_changes:
+            report = None
+        elif not _confirmed(args):
+            print("Apply cancelled; nothing was written.")
+            return EXIT_ERROR
+        else:
+            report = reconciler.apply(topics)
+    results = report.results if report is not None else ()
+    if args.output == "json":
+        document = {
+            "plan": plan_to_dict(report.plan if report is not None else preview),
+            "results": [
+                {
+                    "topic": r.topic,
+                    "outcome": r.outcome.value,
+                    "attempts": r.attempts,
+                    "errors": [str(e) for e in r.errors],
+                }
+                for r in results
+            ],
+            "manifest_errors": errors,
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        for result in results:
+            if result.outcome is not TopicOutcome.UNCHANGED:
+                print(f"{result.topic}: {result.outcome.value}")
+                for error in result.errors:
+                    print(f"    {error}")
+        applied = sum(1 for r in results if r.outcome is TopicOutcome.APPLIED)
+        print(f"apply: {applied} topics changed" if results else "apply: nothing to change")
+    failed = any(r.outcome in (TopicOutcome.REJECTED, TopicOutcome.CONFLICT) for r in results)
+    return EXIT_ERROR if errors or failed or preview.has_rejections else EXIT_OK
+
+
+# -- describe / snapshot ----------------------------------------------------------------------------------------
+
+
+def _describe(args: argparse.Namespace) -> int:
+    from topic_operator.describe import describe_lines
+    from topic_operator.zookeeper.snapshot import read_cluster
+
+    with _zookeeper(args.zookeeper) as client:
+        state = read_cluster(client, partition_states=True, topics=args.topics or None)
+    missing = sorted(set(args.topics) - set(state.topics))
+    for line in describe_lines(
+        state,
+        args.topics,
+        under_replicated=args.under_replicated_partitions,
+        unavailable=args.unavailable_partitions,
+    ):
+        print(line)
+    for topic in missing:
+        print(f"error: Topic '{topic}' does not exist as expected", file=sys.stderr)
+    return EXIT_ERROR if missing else EXIT_OK
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    from topic_operator.snapshot_rows import rows_from_cluster
+    from topic_operator.zookeeper.snapshot import read_cluster
+
+    with _zookeeper(args.zookeeper) as client:
+        state = read_cluster(client, partition_states=True)
+    taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    rows = rows_from_cluster(args.cluster, state, taken_at)
+    lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
+    if args.output == "-":
+        sys.stdout.write(lines)
+    else:
+        Path(args.output).write_text(lines)
+        print(
+            f"snapshot: {len(state.topics)} topics, {len(state.brokers)} brokers of {args.cluster} -> {args.output}"
+        )
+    return EXIT_OK
+
+
+# -- validate / demo ------------------------------------------------------------------------------------------
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -25,7 +191,29 @@ def _validate(args: argparse.Namespace) -> int:
     for warning in manifests.warnings:
         print(f"warning: {warning}")
     print(manifests.summary())
-    return 0 if manifests.ok else 1
+    return EXIT_OK if manifests.ok else EXIT_ERROR
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from topic_operator.demo import run_demo
+
+    return run_demo(sys.stdout, examples=Path(args.examples) if args.examples else None)
+
+
+# -- parser ---------------------------------------------------------------------------------------------------
+
+
+def _add_manifest_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("-f", "--file", dest="files", action="append", required=True, metavar="PATH",
+                         help="a manifest file or directory (repeatable)")  # fmt: skip
+    command.add_argument("--zookeeper", metavar="CONNECT",
+                         help="ZooKeeper connect string with optional chroot, e.g. zk-0:2181,zk-1:2181/kafka "
+                         "(default: the KafkaCluster's spec.zookeeper.connect)")  # fmt: skip
+    command.add_argument("--cluster", metavar="NAME", help="which declared cluster (needed when several are)")
+    command.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    command.add_argument(
+        "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,8 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = commands.add_parser("demo", help="show Kafka's topic rules at work on a simulated cluster")
-    demo.set_defaults(handler=_demo)
+
     validate = commands.add_parser(
         "validate",
         help="check manifests offline: CRD schema, CEL rules and Kafka's rules; exit 1 on any error",
@@ -45,12 +232,47 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="a manifest file or a directory of them")
     validate.set_defaults(handler=_validate)
+
+    plan = commands.add_parser("plan", help="show what apply would change; exit 0 none, 2 changes, 1 errors")
+    _add_manifest_options(plan)
+    plan.add_argument("-v", "--verbose", action="store_true", help="list unchanged topics too")
+    plan.set_defaults(handler=_plan)
+
+    apply = commands.add_parser("apply", help="make the cluster match the manifests")
+    _add_manifest_options(apply)
+    apply.add_argument("--yes", action="store_true", help="apply without asking")
+    apply.set_defaults(handler=_apply)
+
+    describe = commands.add_parser("describe", help="describe topics as kafka-topics.sh --describe does")
+    describe.add_argument("topics", nargs="*", metavar="TOPIC")
+    describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    describe.add_argument("--under-replicated-partitions", action="store_true")
+    describe.add_argument("--unavailable-partitions", action="store_true")
+    describe.set_defaults(handler=_describe)
+
+    snapshot = commands.add_parser("snapshot", help="write the cluster as JSON lines (the drift job's input)")
+    snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
+    snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
+    snapshot.set_defaults(handler=_snapshot)
+
+    demo = commands.add_parser(
+        "demo", help="run the engine against a local ZooKeeper and a simulated 6-broker cluster"
+    )
+    demo.add_argument("--examples", metavar="DIR", help="manifests to apply (default: manifests/examples)")
+    demo.set_defaults(handler=_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.handler(args))
+    from topic_operator.zookeeper.errors import ZooKeeperError
+
+    try:
+        return int(args.handler(args))
+    except (UsageError, ZooKeeperError) as error:
+        print(f"kto {args.command}: {error}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

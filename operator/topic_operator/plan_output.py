@@ -101,8 +101,9 @@ def _value(value: object) -> str:
     return "(none)" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
-def render_plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
-    """``+`` create, ``~`` change, ``-`` delete, ``!`` rejected (with Kafka's exception and message)."""
+def render_plan_text(plan: Plan, *, show_unchanged: bool = False, max_partitions: int = 6) -> str:
+    """``+`` create, ``~`` change, ``-`` delete, ``!`` rejected (with Kafka's exception and message); the
+    replicas of at most ``max_partitions`` new partitions per topic, for a reviewer (JSON has every one)."""
     lines: list[str] = [f"cluster {plan.cluster}:"]
     for topic in plan.topics:
         if topic.status in (TopicStatus.UNCHANGED, TopicStatus.RETAINED) and not show_unchanged:
@@ -114,8 +115,12 @@ def render_plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
         for action in topic.actions:
             if isinstance(action, CreateTopic | AddPartitions):
                 placed = action.assignment if isinstance(action, CreateTopic) else action.new_partitions
-                for partition in sorted(placed):
-                    lines.append(f"    partition {partition}: replicas {list(placed[partition])}")
+                shown = sorted(placed)[:max_partitions]
+                lines.extend(f"    partition {p}: replicas {list(placed[p])}" for p in shown)
+                if len(placed) > len(shown):
+                    lines.append(
+                        f"    ... and {len(placed) - len(shown)} more partitions (-o json shows all)"
+                    )
         for error in topic.rejections:
             lines.append(f"    {error.kafka_class.rsplit('.', 1)[-1]}: {error.message}")
     counts = {s: sum(1 for t in plan.topics if t.status is s) for s in TopicStatus}
