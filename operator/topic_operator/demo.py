@@ -1,106 +1,155 @@
-"""``kto demo``: Kafka's topic rules at work on a simulated 6-broker, 3-rack cluster, with no I/O.
+"""``kto demo``: the whole engine against a real local ZooKeeper and a simulated 6-broker, 3-rack cluster.
 
-The foundation demo: placement of a new topic, growth that continues Kafka's placement, a rejected decrease,
-configs turned into the strings written to ZooKeeper, and rejections in Kafka's words. Later issues extend it to a
-local ZooKeeper. Everything printed is computed by ``topic_operator.kafka``; nothing is hard-coded.
+It starts ZooKeeper from Debian's package (installing nothing: if Java or the package is missing it says what to
+install and stops), registers six brokers exactly as brokers register, applies ``manifests/examples``, and
+shows the plan, the apply, a describe, a rejected partition decrease, a config change and a second apply that
+changes nothing, then stops everything it started. Every line printed is computed by the engine.
 """
 
 from __future__ import annotations
 
-import random
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
 
-from topic_operator.kafka.assignment import (
-    BrokerMetadata,
-    RackAwareMode,
-    assign_new_partitions,
-    assign_replicas_to_brokers,
-    get_broker_metadatas,
+from kazoo.client import KazooClient
+
+from topic_operator.describe import describe_lines
+from topic_operator.manifests import load_manifests
+from topic_operator.model import ApplyMode, ClusterSpec, TopicSpec
+from topic_operator.plan_output import render_plan_text
+from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
+from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.zookeeper.simulated_brokers import (
+    bootstrap_cluster,
+    bring_partitions_online,
+    register_brokers,
 )
-from topic_operator.kafka.errors import KafkaError
-from topic_operator.kafka.topic_configs import validate_topic_config
-from topic_operator.kafka.topic_names import validate_no_collision, validate_topic_name
+from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.znodes import ConfigChangeZNode
 
-CLUSTER = [BrokerMetadata(i, f"rack-{'abc'[i % 3]}") for i in range(6)]
-SEED = 20261121
-
-
-def _show_assignment(
-    out: TextIO, assignment: Mapping[int, Sequence[int]], racks: Mapping[int, str | None]
-) -> None:
-    for partition in sorted(assignment):
-        replicas = assignment[partition]
-        spread = ", ".join(str(racks[b]) for b in replicas)
-        out.write(
-            f"    partition {partition:>2}: replicas {list(replicas)!s:<12} leader {replicas[0]}  racks: {spread}\n"
-        )
+RACKS = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
+CHROOT = "/kafka"
+DEFAULT_EXAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "examples"
+MISSING_SOFTWARE = (
+    "kto demo needs Java and Debian's zookeeper package; nothing was started. "
+    "Install them with `make demo` (or: apt-get install zookeeper)."
+)
 
 
-def _show_balance(out: TextIO, assignment: Mapping[int, Sequence[int]]) -> None:
-    leaders = Counter(replicas[0] for replicas in assignment.values())
-    holdings = Counter(b for replicas in assignment.values() for b in replicas)
-    per_broker = ", ".join(f"{b}: {holdings[b]}/{leaders[b]}" for b in sorted(holdings))
-    out.write(f"    replicas/leaders per broker: {per_broker}\n")
+@contextmanager
+def _local_kafka_cluster() -> Iterator[tuple[LocalZooKeeper, KazooClient]]:
+    """A local ZooKeeper with a /kafka chroot that looks like a running cluster; the brokers' session is
+    ``brokers``, kept open until the end, as a real broker keeps its registration alive."""
+    with LocalZooKeeper() as server:
+        setup = KazooClient(hosts=server.connect_string)
+        setup.start(timeout=10)
+        setup.ensure_path(CHROOT)
+        close_client(setup)
+        brokers = open_client(ZooKeeperSettings(connect=server.connect_string + CHROOT))
+        try:
+            bootstrap_cluster(brokers, "kto-demo-cluster-000001")
+            register_brokers(brokers, RACKS)
+            yield server, brokers
+        finally:
+            close_client(brokers)
 
 
-def _expect_rejection(out: TextIO, what: str, attempt: Callable[[], object]) -> None:
+def _shortest(path: Path) -> Path:
+    """The path as the user would type it: relative to the working directory when under it."""
     try:
-        attempt()
-    except KafkaError as error:
-        ours = " (a stricter rule of ours; Kafka would accept it)" if error.stricter_than_kafka else ""
-        out.write(f"  ! {what}\n    rejected: {error.kafka_class.rsplit('.', 1)[-1]}: {error}{ours}\n")
-        return
-    raise AssertionError(f"the demo expected a rejection for: {what}")
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
-def run_demo(out: TextIO) -> None:
-    """Print the demo to ``out``; raises if any rule did not behave as the demo says."""
-    racks = {b.id: b.rack for b in CLUSTER}
-    out.write("kafka-topic-operator demo: Kafka's topic rules, ported (no cluster is touched)\n")
-    layout = ", ".join(f"{b.id}@{b.rack}" for b in CLUSTER)
-    out.write(f"simulated cluster: 6 brokers in 3 racks ({layout})\n\n")
+def _heading(out: TextIO, text: str) -> None:
+    out.write(f"\n== {text}\n")
 
-    brokers = get_broker_metadatas(CLUSTER, RackAwareMode.ENFORCED)
-    orders = assign_replicas_to_brokers(brokers, 6, 3, rng=random.Random(SEED))
-    out.write(
-        "+ create topic 'orders': 6 partitions, replication factor 3, rack-aware (seeded random start)\n"
-    )
-    _show_assignment(out, orders, racks)
-    _show_balance(out, orders)
 
-    grown = assign_new_partitions(orders, brokers, 9, topic="orders")
-    out.write("\n~ grow 'orders' to 9 partitions: new partitions continue Kafka's placement\n")
-    _show_assignment(out, grown, racks)
+def _report(out: TextIO, report: ReconcileReport) -> None:
+    for result in report.results:
+        if result.outcome is TopicOutcome.UNCHANGED:
+            continue
+        out.write(f"  {result.topic}: {result.outcome.value}\n")
+        for error in result.errors:
+            out.write(f"      {error}\n")
 
-    out.write("\n")
-    _expect_rejection(
-        out,
-        "shrink 'orders' to 4 partitions",
-        lambda: assign_new_partitions(orders, brokers, 4, topic="orders"),
-    )
-    _expect_rejection(
-        out, "create 'payments' with replication factor 7", lambda: assign_replicas_to_brokers(brokers, 3, 7)
-    )
 
-    config = {"cleanup.policy": "compact, delete", "retention.ms": 604800000, "min.insync.replicas": " 2 ",
-              "unclean.leader.election.enable": False}  # fmt: skip
-    out.write(f"\n~ topic config as declared: {config}\n")
-    out.write(f"  written to ZooKeeper as:   {validate_topic_config(config)}\n\n")
-    _expect_rejection(
-        out, "config min.insync.replicas: 0", lambda: validate_topic_config({"min.insync.replicas": 0})
-    )
-    _expect_rejection(out, "config retention.ms: 7d", lambda: validate_topic_config({"retention.ms": "7d"}))
-    _expect_rejection(
-        out,
-        "config min.compaction.lag.ms above max.compaction.lag.ms",
-        lambda: validate_topic_config({"min.compaction.lag.ms": 10, "max.compaction.lag.ms": 5}),
-    )
-    _expect_rejection(out, "topic name 'orders/eu'", lambda: validate_topic_name("orders/eu"))
-    _expect_rejection(
-        out,
-        "create 'orders_v1' while 'orders.v1' exists",
-        lambda: validate_no_collision("orders_v1", ["orders.v1"]),
-    )
-    out.write("\ndemo finished: every rule behaved as Kafka's own code does\n")
+def _with(topics: list[TopicSpec], name: str, **changes: Any) -> list[TopicSpec]:
+    return [replace(t, **changes) if t.name == name else t for t in topics]
+
+
+def run_demo(out: TextIO, examples: Path | None = None) -> int:
+    """Run the demo, printing to ``out``; returns the exit code (1 when something it needs is missing)."""
+    source = examples or _shortest(DEFAULT_EXAMPLES)
+    manifests = load_manifests([source]) if source.exists() else None
+    if manifests is None or not manifests.ok or not manifests.clusters:
+        out.write(f"kto demo: no valid example manifests at {source} (pass --examples DIR)\n")
+        return 1
+    try:
+        cluster_context = _local_kafka_cluster()
+        server, brokers = cluster_context.__enter__()
+    except (RuntimeError, FileNotFoundError, OSError) as error:
+        out.write(f"{MISSING_SOFTWARE}\n  ({error})\n")
+        return 1
+    try:
+        _run(
+            out, server, brokers, manifests.clusters[0], list(manifests.topics_of(manifests.clusters[0].name))
+        )
+    finally:
+        cluster_context.__exit__(None, None, None)
+        out.write("\nstopped ZooKeeper and removed its data; demo finished\n")
+    return 0
+
+
+def _run(
+    out: TextIO, server: LocalZooKeeper, brokers: KazooClient, declared: ClusterSpec, topics: list[TopicSpec]
+) -> None:
+    connect = server.connect_string + CHROOT
+    cluster = replace(declared, zookeeper_connect=connect)
+    out.write("kto demo: the engine against a real ZooKeeper and a simulated Kafka cluster\n")
+    out.write(f"ZooKeeper {connect} (Debian's zookeeper package, started for this demo)\n")
+    out.write(f"brokers 0-5 registered as brokers register (ephemeral v5 JSON): racks {', '.join(RACKS)}\n")
+    client = open_client(ZooKeeperSettings(connect=connect))
+    try:
+        reconciler = Reconciler(client, cluster)
+        _heading(out, f"kto plan -f manifests/examples ({len(topics)} topics for cluster {cluster.name})")
+        out.write(render_plan_text(reconciler.plan(topics)))
+
+        _heading(out, "kto apply --yes")
+        _report(out, reconciler.apply(topics))
+        online = bring_partitions_online(brokers, read_cluster(client))
+        out.write(f"  (the simulated controller brought {online} new partitions online)\n")
+
+        biggest = max((t for t in topics if t.mode is ApplyMode.APPLY), key=lambda t: t.partitions)
+        _heading(out, f"kto describe {biggest.name}")
+        for line in describe_lines(read_cluster(client, partition_states=True), [biggest.name]):
+            out.write(line.replace("\t", "  ") + "\n")
+
+        _heading(out, f"a decrease is rejected as Kafka rejects it: {biggest.name} to 4 partitions")
+        before = client.exists(f"/brokers/topics/{biggest.name}").version
+        out.write(render_plan_text(reconciler.plan(_with(topics, biggest.name, partitions=4))))
+        _report(out, reconciler.apply(_with(topics, biggest.name, partitions=4)))
+        after = client.exists(f"/brokers/topics/{biggest.name}").version
+        out.write(f"  topic znode version before {before}, after {after}: nothing was written\n")
+
+        changed = _with(topics, biggest.name, config={**biggest.config, "retention.ms": "3600000"})
+        _heading(
+            out, f"a config change: {biggest.name} retention.ms=3600000, applied live through a notification"
+        )
+        out.write(render_plan_text(reconciler.plan(changed)))
+        _report(out, reconciler.apply(changed))
+        for name in sorted(client.get_children(ConfigChangeZNode.path)):
+            payload = json.loads(client.get(f"{ConfigChangeZNode.path}/{name}")[0])
+            out.write(f"  {ConfigChangeZNode.path}/{name}: {json.dumps(payload)}\n")
+
+        _heading(out, "kto apply --yes again: nothing to change")
+        again = reconciler.apply(changed)
+        out.write(f"  {again.writes} writes; {len(again.results)} topics unchanged\n")
+    finally:
+        close_client(client)

@@ -1,22 +1,40 @@
 """Make a ZooKeeper path look to the engine exactly as a running Kafka cluster would, without running Kafka.
 
-For tests and ``kto demo``: the paths a broker creates at startup, ``/cluster/id``, and broker registrations
+For tests and ``kto demo``: the paths a broker creates at startup, ``/cluster/id``, broker registrations
 written the way a 2.7+ broker writes them (ephemeral, version-5 JSON, so they vanish with the session that made
-them). Nothing here plays the controller: partition state znodes are written only where a test asks for them.
+them), and, only when asked (``bring_partitions_online``), the partition states a controller writes for new
+partitions.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import secrets
 import time
 from collections.abc import Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
-from topic_operator.zookeeper.znodes import BrokerIdZNode, ClusterIdZNode, ControllerZNode
+from topic_operator.model import ClusterState
+from topic_operator.zookeeper.znodes import (
+    BrokerIdZNode,
+    ClusterIdZNode,
+    ControllerZNode,
+    PartitionStateZNode,
+    TopicZNode,
+    TopicZNodeData,
+)
 
-__all__ = ["BROKER_STARTUP_PATHS", "bootstrap_cluster", "register_broker", "register_brokers"]
+__all__ = [
+    "BROKER_STARTUP_PATHS",
+    "bootstrap_cluster",
+    "bring_partitions_online",
+    "new_topic_id",
+    "register_broker",
+    "register_brokers",
+]
 
 BROKER_STARTUP_PATHS: tuple[str, ...] = (
     "/consumers",
@@ -72,3 +90,38 @@ def register_brokers(client: KazooClient, racks: Sequence[str | None], *, contro
         client.create(
             ControllerZNode.path, ControllerZNode.encode(controller, int(time.time() * 1000)), ephemeral=True
         )
+
+
+def new_topic_id() -> str:
+    """Kafka's ``Uuid.randomUuid``: 16 random bytes as URL-safe base64 without padding, never the zero uuid, the
+    metadata topic's uuid, or a string starting with '-' (semantics §5.2)."""
+    while True:
+        raw = secrets.token_bytes(16)
+        text = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        if int.from_bytes(raw, "big") > 1 and not text.startswith("-"):
+            return text
+
+
+def bring_partitions_online(client: KazooClient, state: ClusterState, controller_epoch: int = 1) -> int:
+    """What the controller does for new topics: give a topic without ``topic_id`` one, rewriting its znode at the
+    version read (§9), and write state for partitions without it (§5.3): leader = first live replica, ISR = the
+    live replicas in assignment order, leader epoch 0. Returns how many partitions it brought online."""
+    live = set(state.brokers)
+    written = 0
+    for topic in state.topics.values():
+        if topic.topic_id is None:
+            data = TopicZNodeData(
+                topic.partitions, new_topic_id(), topic.adding_replicas, topic.removing_replicas
+            )
+            client.set(
+                TopicZNode.path(topic.name), TopicZNode.encode(data), version=topic.topic_znode_version
+            )
+        for partition, replicas in topic.partitions.items():
+            path = PartitionStateZNode.path(topic.name, partition)
+            if client.exists(path) is not None:
+                continue
+            isr = [b for b in replicas if b in live]
+            leader = isr[0] if isr else -1
+            client.create(path, PartitionStateZNode.encode(leader, isr, 0, controller_epoch), makepath=True)
+            written += 1
+    return written
