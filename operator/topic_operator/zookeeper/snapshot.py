@@ -1,20 +1,20 @@
-"""Read a whole Kafka cluster from ZooKeeper in three pipelined rounds.
+"""Read a whole Kafka cluster from ZooKeeper in three rounds of requests that are all in flight at once.
 
-One round trip per znode would make 10,000 topics cost 20,000 sequential round trips. Instead every request of a
-round is issued before any answer is awaited (kazoo's async API keeps them in flight on one connection): the
-listings, then every broker, topic and config znode, then (only when asked) every partition state.
+One round trip per znode would make 10,000 topics cost 20,000 sequential round trips. Instead each round is
+issued before any answer is awaited: the listings, then every broker, topic and config znode (batched through
+multiRead where the server has it, see ``pipelined.read_many``), then (only when asked) every partition state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
 from kazoo.client import KazooClient
 
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
-from topic_operator.zookeeper.pipelined import Pending, read_children, read_data
+from topic_operator.zookeeper.pipelined import read_children, read_data, read_many
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -54,31 +54,35 @@ def read_cluster(
     listed = {name: read.value() or [] for name, read in listings.items()}
 
     topic_names = sorted(listed["topics"] if topics is None else set(listed["topics"]) & set(topics))
-    broker_reads = {
-        int(b): read_data(client, BrokerIdZNode.path(int(b))) for b in listed["brokers"] if b.isdigit()
-    }
-    topic_reads = {t: read_data(client, TopicZNode.path(t)) for t in topic_names}
-    config_names = set(listed["configs"]) if topics is None else set(listed["configs"]) & set(topics)
-    config_reads = {t: read_data(client, TopicConfigZNode.path(t)) for t in sorted(config_names)}
-
-    brokers = decode_brokers(broker_reads)
+    config_names = sorted(set(listed["configs"]) if topics is None else set(listed["configs"]) & set(topics))
+    broker_ids = sorted(int(b) for b in listed["brokers"] if b.isdigit())
+    answers = read_many(
+        client,
+        [
+            *(BrokerIdZNode.path(b) for b in broker_ids),
+            *(TopicZNode.path(t) for t in topic_names),
+            *(TopicConfigZNode.path(t) for t in config_names),
+        ],
+    )
+    brokers = decode_brokers({b: answers[BrokerIdZNode.path(b)] for b in broker_ids})
     deleting = set(listed["deleting"])
     reassigning = decode_reassignment(reassignment.value())
     unreadable: dict[str, str] = {}
     states: dict[str, TopicState] = {}
-    for topic, read in topic_reads.items():
-        answer = read.value()
+    for topic in topic_names:
+        answer = answers[TopicZNode.path(topic)]
         if answer is None:  # deleted between the listing and the read
             continue
-        config_answer = config_reads[topic].value() if topic in config_reads else None
+        config_answer = answers.get(TopicConfigZNode.path(topic))
         try:
             states[topic] = topic_state(topic, answer, config_answer, topic in deleting, topic in reassigning)
         except ZnodeFormatError as error:
             unreadable[topic] = str(error)
+    listed_topics = set(topic_names)
     orphans = {
         t: answer[1].version
-        for t, read in config_reads.items()
-        if t not in topic_reads and (answer := read.value()) is not None
+        for t in config_names
+        if t not in listed_topics and (answer := answers[TopicConfigZNode.path(t)]) is not None
     }
     if partition_states:
         states = _with_partition_states(client, states)
@@ -95,11 +99,11 @@ def read_cluster(
     )
 
 
-def decode_brokers(reads: dict[int, Pending[tuple[bytes, Any]]]) -> dict[int, Broker]:
+def decode_brokers(answers: Mapping[int, tuple[bytes, Any] | None]) -> dict[int, Broker]:
     """A broker whose registration vanished between listing and read has gone away: skip it, as Kafka does."""
     brokers: dict[int, Broker] = {}
-    for broker_id in sorted(reads):
-        answer = reads[broker_id].value()
+    for broker_id in sorted(answers):
+        answer = answers[broker_id]
         if answer is None:
             continue
         registration = BrokerIdZNode.decode(broker_id, answer[0])
@@ -137,14 +141,15 @@ def topic_state(
 
 def _with_partition_states(client: KazooClient, states: dict[str, TopicState]) -> dict[str, TopicState]:
     """The controller creates state znodes shortly after a topic (§13.5); a partition without one has none yet."""
-    reads = {
-        (topic, p): read_data(client, PartitionStateZNode.path(topic, p))
+    paths = {
+        (topic, p): PartitionStateZNode.path(topic, p)
         for topic, state in states.items()
         for p in state.partitions
     }
+    answers = read_many(client, list(paths.values()))
     by_topic: dict[str, dict[int, PartitionState]] = {topic: {} for topic in states}
-    for (topic, partition), read in reads.items():
-        answer = read.value()
+    for (topic, partition), path in paths.items():
+        answer = answers[path]
         if answer is not None:
             by_topic[topic][partition] = PartitionStateZNode.decode(
                 topic, partition, answer[0], answer[1].version

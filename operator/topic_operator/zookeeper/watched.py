@@ -200,7 +200,7 @@ class WatchedCluster:
         }
 
         if "brokers" in listed:
-            self._brokers = decode_brokers(broker_reads)
+            self._brokers = decode_brokers({b: read.value() for b, read in broker_reads.items()})
         if "deleting" in listed:
             self._deleting = set(listed["deleting"])
         self._apply_singles(singles)
