@@ -103,15 +103,7 @@ class Reconciler:
         first = self.plan(desired, deleting=deleting, state=state)
         specs = {spec.name: spec for spec in [*deleting, *desired]}
         results: dict[str, TopicResult] = {}
-        pending: list[TopicPlan] = []
-        for topic_plan in first.topics:
-            outcome = _outcome_without_writing(topic_plan, specs.get(topic_plan.topic))
-            if outcome is None:
-                pending.append(topic_plan)
-            else:
-                results[topic_plan.topic] = TopicResult(
-                    topic_plan.topic, outcome, topic_plan, topic_plan.rejections
-                )
+        pending = _settle(first.topics, specs, results, attempt=1)
         attempt = 1
         while pending:
             conflicts = self._write(pending, results, attempt)
@@ -174,16 +166,23 @@ class Reconciler:
             deleting=[s for s in deleting if s.name in wanted],
             seed=self._seed,
         )
-        pending: list[TopicPlan] = []
-        for topic_plan in again.topics:
-            outcome = _outcome_without_writing(topic_plan, specs.get(topic_plan.topic))
-            if outcome is None:
-                pending.append(topic_plan)
-            else:
-                results[topic_plan.topic] = TopicResult(
-                    topic_plan.topic, outcome, topic_plan, topic_plan.rejections, attempt
-                )
-        return pending
+        return _settle(again.topics, specs, results, attempt)
+
+
+def _settle(
+    plans: Iterable[TopicPlan], specs: dict[str, TopicSpec], results: dict[str, TopicResult], attempt: int
+) -> list[TopicPlan]:
+    """Record the result of every plan that needs no write; return the plans whose actions must be written."""
+    pending: list[TopicPlan] = []
+    for topic_plan in plans:
+        outcome = _outcome_without_writing(topic_plan, specs.get(topic_plan.topic))
+        if outcome is None:
+            pending.append(topic_plan)
+        else:
+            results[topic_plan.topic] = TopicResult(
+                topic_plan.topic, outcome, topic_plan, topic_plan.rejections, attempt
+            )
+    return pending
 
 
 def _outcome_without_writing(topic_plan: TopicPlan, spec: TopicSpec | None) -> TopicOutcome | None:
