@@ -1,0 +1,89 @@
+"""Conditions as Kubernetes conventions want them: one per type, ``lastTransitionTime`` moving only on a change.
+
+Pure: the caller passes the previous conditions and the time, so the same inputs give the same list and a resync
+that finds nothing new writes nothing new (no flapping timestamps, no needless PATCH).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["READY", "Condition", "Reason", "merge_conditions", "timestamp"]
+
+READY = "Ready"
+
+
+class Reason(StrEnum):
+    """Every reason a Ready condition of ours can carry (the CRDs' descriptions list the KafkaTopic ones)."""
+
+    CREATED = "Created"
+    """The topic was created by this reconcile."""
+    UPDATED = "Updated"
+    """Partitions were added or configs changed by this reconcile."""
+    IN_SYNC = "InSync"
+    """Kafka already matched the declaration."""
+    INVALID = "Invalid"
+    """The declaration breaks a CRD or Kafka rule (Kafka's own message is the condition's)."""
+    NOT_SUPPORTED = "NotSupported"
+    """Valid, but not something kafka-topic-operator does (replication factor change, moving replicas)."""
+    CONFLICT = "Conflict"
+    """Another KafkaTopic owns this topic, or other writers kept changing it."""
+    CLUSTER_UNAVAILABLE = "ClusterUnavailable"
+    """The KafkaCluster is missing, not connected, or failed mid-reconcile; retried later."""
+    PAUSED = "Paused"
+    """Annotation ``kto.dev/paused: "true"``: reconciliation stopped."""
+    PLANNED = "Planned"
+    """``mode: Plan``: changes are pending in status.plan and were not applied."""
+    CONNECTED = "Connected"
+    """KafkaCluster: a ZooKeeper session is held and the path looks like a Kafka cluster."""
+    AUTH_FAILED = "AuthFailed"
+    CHROOT_MISSING = "ChrootMissing"
+    NOT_A_KAFKA_CLUSTER = "NotAKafkaCluster"
+    SECRET_MISSING = "SecretMissing"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: str
+    status: bool | None
+    """True, False, or None for Unknown."""
+    reason: Reason
+    message: str = ""
+
+    @property
+    def status_text(self) -> str:
+        return "Unknown" if self.status is None else str(self.status)
+
+
+def timestamp(now: datetime.datetime) -> str:
+    """RFC 3339 in UTC with second precision, as the API server writes times."""
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def merge_conditions(
+    previous: Sequence[Mapping[str, Any]] | None, new: Condition, now: datetime.datetime
+) -> list[dict[str, Any]]:
+    """``previous`` with ``new`` in place of its type. The transition time is kept while the status is unchanged
+    (a new reason or message alone is not a transition), and set to ``now`` otherwise."""
+    kept: list[dict[str, Any]] = []
+    before: Mapping[str, Any] | None = None
+    for condition in previous or ():
+        if condition.get("type") == new.type:
+            before = condition
+        else:
+            kept.append(dict(condition))
+    since = timestamp(now)
+    if before is not None and before.get("status") == new.status_text and before.get("lastTransitionTime"):
+        since = str(before["lastTransitionTime"])
+    entry = {
+        "type": new.type,
+        "status": new.status_text,
+        "reason": new.reason.value,
+        "message": new.message,
+        "lastTransitionTime": since,
+    }
+    return sorted([*kept, entry], key=lambda c: str(c.get("type")))

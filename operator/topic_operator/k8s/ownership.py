@@ -1,0 +1,133 @@
+"""Which KafkaTopic owns a Kafka topic when several declare it, decided the same way by every replica, every time.
+
+Two KafkaTopics (in any namespaces) that name the same topic of the same Kafka cluster cannot both be applied:
+each would undo the other's config on every resync. The oldest one (``creationTimestamp``, then ``uid`` to break
+ties within a second) owns the topic; the others are reported Ready=False, reason Conflict, and touch nothing.
+Both keys are immutable, so the owner never changes while it exists: no flip-flop. When the owner is deleted the
+next oldest takes over at its next reconcile.
+
+"The same Kafka cluster" is the same ZooKeeper ensemble and chroot: two KafkaClusters in different namespaces may
+point at one cluster, and their topics then compete. The connect string is normalised (hosts lower-cased and
+sorted, default port made explicit) so that ``zk-1,zk-0/kafka`` and ``zk-0:2181,zk-1:2181/kafka`` are one cluster.
+
+Pure: the claims come from a kopf index, the identities from another; nothing here talks to an API.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from topic_operator.zookeeper.connection import ConnectStringError, parse_connect_string
+
+__all__ = ["TopicClaim", "claim_of", "cluster_identity", "competitors", "declared_topics", "owner_of"]
+
+ClusterKey = tuple[str, str]
+"""(namespace, KafkaCluster name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicClaim:
+    """One KafkaTopic's claim on a topic name, with what decides precedence."""
+
+    namespace: str
+    name: str
+    uid: str
+    created: datetime.datetime
+    cluster: str
+    """The KafkaCluster it names (in its own namespace)."""
+    topic: str
+    """The Kafka topic name (spec.topicName, else metadata.name)."""
+
+    @property
+    def cluster_key(self) -> ClusterKey:
+        return (self.namespace, self.cluster)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def precedence(self) -> tuple[datetime.datetime, str]:
+        return (self.created, self.uid)
+
+
+_EPOCH_MAX = datetime.datetime.max.replace(tzinfo=datetime.UTC)
+
+
+def _created(value: object) -> datetime.datetime:
+    """An object not yet given a creationTimestamp sorts last: it cannot be older than a stored one."""
+    if not isinstance(value, str) or not value:
+        return _EPOCH_MAX
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return _EPOCH_MAX
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+def claim_of(body: Mapping[str, Any]) -> TopicClaim | None:
+    """The claim a KafkaTopic body makes, or None when it names no cluster or topic (it is invalid anyway)."""
+    metadata = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    cluster = spec.get("cluster")
+    topic = spec.get("topicName", name)
+    if not all(isinstance(v, str) and v for v in (name, namespace, cluster, topic)):
+        return None
+    return TopicClaim(
+        namespace=str(namespace),
+        name=str(name),
+        uid=str(metadata.get("uid") or ""),
+        created=_created(metadata.get("creationTimestamp")),
+        cluster=str(cluster),
+        topic=str(topic),
+    )
+
+
+def cluster_identity(connect: str) -> str:
+    """The normalised connect string: the same ensemble and chroot give the same identity."""
+    try:
+        hosts, chroot = parse_connect_string(connect)
+    except ConnectStringError:
+        return connect.strip()
+    return ",".join(sorted({str(h).lower() for h in hosts})) + (chroot or "")
+
+
+def competitors(
+    claim: TopicClaim,
+    claims: Iterable[TopicClaim],
+    identity_of: Callable[[ClusterKey], str | None],
+) -> list[TopicClaim]:
+    """Every claim on the same topic of the same Kafka cluster, ``claim`` included, oldest first.
+
+    A claim whose KafkaCluster is unknown (``identity_of`` returns None) competes only with claims naming the
+    same KafkaCluster object: its identity cannot be compared with anything else yet.
+    """
+    mine = identity_of(claim.cluster_key)
+    same: dict[tuple[str, str], TopicClaim] = {(claim.namespace, claim.name): claim}
+    for other in claims:
+        if other.topic != claim.topic:
+            continue
+        theirs = identity_of(other.cluster_key)
+        if other.cluster_key == claim.cluster_key or (mine is not None and theirs == mine):
+            same.setdefault((other.namespace, other.name), other)
+    return sorted(same.values(), key=TopicClaim.precedence)
+
+
+def owner_of(
+    claim: TopicClaim,
+    claims: Iterable[TopicClaim],
+    identity_of: Callable[[ClusterKey], str | None],
+) -> TopicClaim:
+    """The claim that owns ``claim``'s topic: the oldest competitor (``claim`` itself when it is the oldest)."""
+    return competitors(claim, claims, identity_of)[0]
+
+
+def declared_topics(
+    claims: Iterable[TopicClaim], identity_of: Callable[[ClusterKey], str | None], identity: str
+) -> set[str]:
+    """The topic names KafkaTopics (any namespace) declare for the Kafka cluster of ``identity``: what its
+    KafkaCluster status counts as managed."""
+    return {claim.topic for claim in claims if identity_of(claim.cluster_key) == identity}

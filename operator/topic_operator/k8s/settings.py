@@ -1,0 +1,159 @@
+"""The operator's settings: one frozen dataclass, each field with its environment variable and why it exists.
+
+``kto run`` reads every option from the environment first (the Deployment sets them) and lets a command-line
+flag override it, so the same image runs from a manifest, from Helm values and from a laptop. Parsing is pure and
+strict: a bad value fails at start-up naming the variable, never at the first reconcile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = [
+    "LOG_FORMATS",
+    "LOG_LEVELS",
+    "OperatorSettings",
+    "SettingsError",
+    "env_name",
+    "environment_variables",
+    "settings_from_env",
+]
+
+LOG_LEVELS: Final = ("debug", "info", "warning", "error")
+LOG_FORMATS: Final = ("json", "plain")
+
+
+def _env(name: str) -> dict[str, str]:
+    return {"env": name}
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be right; the message names the environment variable or flag."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorSettings:
+    """What ``kto run`` is configured with. Defaults suit one operator for a few clusters and 10,000 topics."""
+
+    namespaces: tuple[str, ...] = field(default=(), metadata=_env("KTO_WATCH_NAMESPACES"))
+    """Namespaces whose KafkaTopics and KafkaClusters are handled (comma-separated); empty: all namespaces."""
+    drift_interval: float = field(default=300.0, metadata=_env("KTO_DRIFT_INTERVAL"))
+    """Seconds between drift checks of each KafkaCluster's topics (the KafkaCluster timer). A check re-reads
+    only what ZooKeeper watches reported as changed, so a short interval costs little."""
+    revert_drift: bool = field(default=True, metadata=_env("KTO_REVERT_DRIFT"))
+    """Whether out-of-band changes are reverted (forward-only, by the engine) or only reported in status.drift."""
+    batch_linger: float = field(default=0.5, metadata=_env("KTO_BATCH_LINGER"))
+    """Seconds a cluster's batch waits for more events before planning: many KafkaTopic events, one plan."""
+    batch_max_size: int = field(default=500, metadata=_env("KTO_BATCH_MAX_SIZE"))
+    """At most this many topics per plan/apply; the rest go in the next batch."""
+    queue_size: int = field(default=2000, metadata=_env("KTO_QUEUE_SIZE"))
+    """At most this many distinct topics waiting per cluster. Beyond it a handler waits ``queue_wait`` seconds
+    for room, then is retried later by kopf (back-pressure, never a crash)."""
+    queue_wait: float = field(default=5.0, metadata=_env("KTO_QUEUE_WAIT"))
+    retry_delay: float = field(default=30.0, metadata=_env("KTO_RETRY_DELAY"))
+    """Seconds before kopf retries a handler that met an unreachable cluster, a full queue or a write conflict."""
+    cluster_wait: float = field(default=10.0, metadata=_env("KTO_CLUSTER_WAIT"))
+    """Seconds a KafkaTopic handler waits for its KafkaCluster's first connection (at start-up the two kinds
+    are handled in no particular order) before reporting ClusterUnavailable."""
+    deletion_timeout: float = field(default=600.0, metadata=_env("KTO_DELETION_TIMEOUT"))
+    """Seconds a KafkaTopic with deletionPolicy Delete waits for its cluster (gone or unreachable) before its
+    finalizer is released with a warning Event, leaving the Kafka topic in place: a namespace never wedges."""
+    zk_connection_timeout: float = field(default=15.0, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT"))
+    """Seconds to wait for a ZooKeeper session when (re)connecting a cluster."""
+    health_port: int = field(default=8080, metadata=_env("KTO_HEALTH_PORT"))
+    """kopf's liveness endpoint (``/healthz``)."""
+    metrics_port: int = field(default=9090, metadata=_env("KTO_METRICS_PORT"))
+    """Prometheus metrics (``/metrics``) and readiness (``/readyz``); 0 disables both."""
+    log_level: str = field(default="info", metadata=_env("KTO_LOG_LEVEL"))
+    log_format: str = field(default="json", metadata=_env("KTO_LOG_FORMAT"))
+    """``json`` (one object per line, for log collectors) or ``plain``."""
+    peering: str = field(default="kafka-topic-operator", metadata=_env("KTO_PEERING"))
+    """kopf peering object shared by the replicas: only the highest priority one works, the others wait.
+    Empty: standalone (no peering; run one replica only)."""
+    priority: int | None = field(default=None, metadata=_env("KTO_PRIORITY"))
+    """This replica's peering priority; None: a random one, so that replicas differ (kopf pauses every
+    operator that sees another with the same priority)."""
+    material_dir: Path = field(default=Path("/tmp/kto"), metadata=_env("KTO_MATERIAL_DIR"))
+    """Where TLS material read from Secrets is written (0600) for kazoo, which reads certificates from files;
+    an emptyDir in the Deployment, so the root filesystem stays read-only."""
+
+    def __post_init__(self) -> None:
+        for name in ("drift_interval", "batch_linger", "queue_wait", "retry_delay", "zk_connection_timeout"):
+            if not getattr(self, name) > 0:
+                raise SettingsError(f"{env_name(name)} must be positive, not {getattr(self, name)!r}")
+        for name in ("cluster_wait", "deletion_timeout"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{env_name(name)} must not be negative, not {getattr(self, name)!r}")
+        for name in ("batch_max_size", "queue_size"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{env_name(name)} must be at least 1, not {getattr(self, name)!r}")
+        for name in ("health_port", "metrics_port"):
+            if not 0 <= getattr(self, name) < 65536:
+                raise SettingsError(f"{env_name(name)} must be a port (0-65535), not {getattr(self, name)!r}")
+        if self.log_level not in LOG_LEVELS:
+            raise SettingsError(
+                f"KTO_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {self.log_level!r}"
+            )
+        if self.log_format not in LOG_FORMATS:
+            raise SettingsError(
+                f"KTO_LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}"
+            )
+
+    @property
+    def clusterwide(self) -> bool:
+        return not self.namespaces
+
+
+def env_name(attribute: str) -> str:
+    """The environment variable of a settings field (``drift_interval`` -> ``KTO_DRIFT_INTERVAL``)."""
+    spec = next(f for f in fields(OperatorSettings) if f.name == attribute)
+    return str(spec.metadata["env"])
+
+
+def _parse(attribute: str, text: str) -> Any:
+    """One environment value in the field's type; the error names the variable."""
+    default = next(f for f in fields(OperatorSettings) if f.name == attribute).default
+    name = env_name(attribute)
+    text = text.strip()
+    try:
+        if attribute == "namespaces":
+            return tuple(part.strip() for part in text.split(",") if part.strip())
+        if attribute == "priority":
+            return int(text) if text else None
+        if attribute == "material_dir":
+            return Path(text)
+        if isinstance(default, bool):
+            lowered = text.lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            return lowered in ("true", "1", "yes")
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+    except ValueError:
+        raise SettingsError(f"{name}={text!r} is not a valid {type(default).__name__}") from None
+    return text.lower() if attribute in ("log_level", "log_format") else text
+
+
+def settings_from_env(environ: Mapping[str, str], **overrides: Any) -> OperatorSettings:
+    """Defaults, then the environment, then ``overrides`` (command-line flags that were given)."""
+    values: dict[str, Any] = {}
+    for spec in fields(OperatorSettings):
+        name = spec.metadata["env"]
+        if name in environ:
+            values[spec.name] = _parse(spec.name, environ[name])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return OperatorSettings(**values)
+    except TypeError as error:  # an unknown override: a programming error, said plainly
+        raise SettingsError(str(error)) from None
+
+
+def environment_variables() -> dict[str, str]:
+    """Field -> environment variable, for the Deployment, the chart and the docs."""
+    return {spec.name: str(spec.metadata["env"]) for spec in dataclasses.fields(OperatorSettings)}

@@ -1,0 +1,218 @@
+"""What the engine's results look like in ``status``: pure functions from plans, results and states to dicts.
+
+The KafkaTopic status is built the same way whether a handler or the drift timer reconciled the topic, so both
+write the same thing for the same facts and a resync that changes nothing finds an equal status (and skips the
+PATCH). Fields that can disappear (``topicId`` after an out-of-band deletion) are written as None, which a JSON
+merge patch turns into a removal.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Final
+
+from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
+from topic_operator.kafka.errors import (
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    KafkaError,
+    ReassignmentInProgressError,
+)
+from topic_operator.model import ClusterState, TopicState
+from topic_operator.plan import Change, TopicPlan, TopicStatus
+from topic_operator.plan_output import action_to_dict, error_to_dict
+from topic_operator.reconcile import TopicOutcome
+
+__all__ = [
+    "MAX_MESSAGE",
+    "MAX_UNMANAGED_LISTED",
+    "cluster_status",
+    "drift_rows",
+    "plan_items",
+    "ready_for_outcome",
+    "rejection_reason",
+    "same_status",
+    "summarize_changes",
+    "topic_status",
+]
+
+MAX_MESSAGE: Final = 2000
+"""Condition and Event messages are cut here: a rejection of a 10,000-partition assignment must stay readable."""
+MAX_UNMANAGED_LISTED: Final = 100
+"""The KafkaCluster CRD's maxItems for status.unmanagedTopics."""
+_MAX_CHANGES_SHOWN: Final = 8
+
+_NOT_SUPPORTED: Final = (
+    InvalidReplicationFactorError,
+    InvalidReplicaAssignmentError,
+    ReassignmentInProgressError,
+)
+"""Refusals of an existing topic's change that Kafka would do by a reassignment, which this project never does."""
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def drift_rows(changes: Sequence[Change]) -> list[dict[str, str]]:
+    """One row per differing field; ``desired``/``actual`` are absent where the spec or Kafka lacks the field."""
+    rows = []
+    for change in changes:
+        row = {"field": change.field}
+        if change.after is not None:
+            row["desired"] = _text(change.after)
+        if change.before is not None:
+            row["actual"] = _text(change.before)
+        rows.append(row)
+    return rows
+
+
+def summarize_changes(changes: Sequence[Change]) -> str:
+    """``partitions: 3 -> 6, config.retention.ms: (none) -> 1000``: what a reviewer reads in an Event."""
+    shown = [
+        f"{c.field}: {'(none)' if c.before is None else _text(c.before)} -> "
+        f"{'(none)' if c.after is None else _text(c.after)}"
+        for c in changes[:_MAX_CHANGES_SHOWN]
+    ]
+    more = len(changes) - _MAX_CHANGES_SHOWN
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def plan_items(topic_plan: TopicPlan | None, *, pending: bool) -> list[dict[str, Any]]:
+    """status.plan: the actions not applied (``pending``) and the rejections, in the engine's plan JSON."""
+    if topic_plan is None:
+        return []
+    actions = [action_to_dict(a) for a in topic_plan.actions] if pending else []
+    rejections = [{"type": "rejection", **error_to_dict(e)} for e in topic_plan.rejections]
+    return [*actions, *rejections]
+
+
+def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
+    """NotSupported for what Kafka would do by a reassignment (replication factor, moving replicas) on an existing
+    topic; Invalid for everything else Kafka or the CRD refuses."""
+    if exists and any(isinstance(e, _NOT_SUPPORTED) for e in errors):
+        return Reason.NOT_SUPPORTED
+    return Reason.INVALID
+
+
+def _messages(errors: Collection[Exception]) -> str:
+    return "; ".join(e.message if isinstance(e, KafkaError) else str(e) for e in errors)
+
+
+def ready_for_outcome(
+    outcome: TopicOutcome, topic_plan: TopicPlan, errors: Collection[Exception], *, exists: bool
+) -> Condition:
+    """The Ready condition one reconcile result means."""
+    topic = topic_plan.topic
+    match outcome:
+        case TopicOutcome.APPLIED if topic_plan.status is TopicStatus.CREATE:
+            message = f"Created topic {topic}: {summarize_changes(topic_plan.changes)}"
+            return Condition(READY, True, Reason.CREATED, _cut(message))
+        case TopicOutcome.APPLIED:
+            message = f"Updated topic {topic}: {summarize_changes(topic_plan.changes)}"
+            return Condition(READY, True, Reason.UPDATED, _cut(message))
+        case TopicOutcome.UNCHANGED:
+            return Condition(READY, True, Reason.IN_SYNC, f"Topic {topic} matches the declaration")
+        case TopicOutcome.PLANNED:
+            message = (
+                f"mode: Plan: {len(topic_plan.actions)} pending actions for topic {topic} in status.plan, "
+                f"nothing applied ({summarize_changes(topic_plan.changes)})"
+            )
+            return Condition(READY, False, Reason.PLANNED, _cut(message))
+        case TopicOutcome.REJECTED:
+            reason = rejection_reason(errors or topic_plan.rejections, exists=exists)
+            return Condition(READY, False, reason, _cut(_messages(errors or topic_plan.rejections)))
+        case TopicOutcome.CONFLICT:
+            message = f"Other writers kept changing topic {topic}; nothing of ours was written, retrying: "
+            return Condition(READY, False, Reason.CONFLICT, _cut(message + _messages(errors)))
+    raise AssertionError(f"unknown outcome {outcome}")  # pragma: no cover
+
+
+def topic_status(
+    *,
+    generation: int | None,
+    topic: str,
+    state: TopicState | None,
+    ready: Condition,
+    drift: Sequence[Change] = (),
+    plan: Sequence[Mapping[str, Any]] = (),
+    previous: Mapping[str, Any] | None = None,
+    now: datetime.datetime,
+) -> dict[str, Any]:
+    """A whole KafkaTopic status. ``previous`` is the current status (for the conditions' transition times)."""
+    rows = drift_rows(drift)
+    return {
+        "observedGeneration": generation,
+        "topicName": topic,
+        "topicId": state.topic_id if state is not None else None,
+        "partitions": state.partition_count if state is not None else None,
+        "replicas": state.replication_factor if state is not None else None,
+        "conditions": merge_conditions((previous or {}).get("conditions"), ready, now),
+        "drift": rows,
+        "driftCount": len(rows),
+        "plan": [dict(item) for item in plan],
+    }
+
+
+def cluster_status(
+    *,
+    generation: int | None,
+    state: ClusterState | None,
+    declared: Collection[str],
+    ready: Condition,
+    previous: Mapping[str, Any] | None = None,
+    now: datetime.datetime,
+) -> dict[str, Any]:
+    """A whole KafkaCluster status. ``declared`` are the topic names KafkaTopics declare for this cluster (in any
+    namespace); the cluster's other topics are unmanaged, listed up to the CRD's limit."""
+    conditions = merge_conditions((previous or {}).get("conditions"), ready, now)
+    if state is None:
+        return {"observedGeneration": generation, "connected": False, "conditions": conditions}
+    wanted = set(declared)
+    unmanaged = sorted(t for t in state.topics if t not in wanted)
+    brokers = [
+        {"id": b.id, **({"rack": b.rack} if b.rack is not None else {})}
+        for b in sorted(state.brokers.values(), key=lambda b: b.id)
+    ]
+    return {
+        "observedGeneration": generation,
+        "connected": True,
+        "clusterId": state.cluster_id,
+        "controller": state.controller,
+        "brokerCount": len(brokers),
+        "brokers": brokers,
+        "racks": sorted({b.rack for b in state.brokers.values() if b.rack is not None}),
+        "topics": {"managed": len(state.topics) - len(unmanaged), "unmanaged": len(unmanaged)},
+        "unmanagedTopics": unmanaged[:MAX_UNMANAGED_LISTED],
+        "conditions": conditions,
+    }
+
+
+def same_status(current: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    """Whether writing ``new`` would change nothing: None means absent, and a condition's transition time alone
+    is not a change (it is carried over by ``merge_conditions`` anyway)."""
+    have = current or {}
+    for key, value in new.items():
+        if key == "conditions":
+            if _conditions_key(have.get(key)) != _conditions_key(value):
+                return False
+        elif have.get(key) != value and not (value is None and key not in have):
+            return False
+    return True
+
+
+def _conditions_key(conditions: object) -> list[tuple[Any, ...]]:
+    if not isinstance(conditions, list):
+        return []
+    return sorted(
+        (c.get("type"), c.get("status"), c.get("reason"), c.get("message"))
+        for c in conditions
+        if isinstance(c, Mapping)
+    )

@@ -1,0 +1,59 @@
+"""The ownership rule on its own: oldest creationTimestamp, then uid; same Kafka cluster by normalised connect
+string; the decision does not depend on the order claims are seen in."""
+
+from __future__ import annotations
+
+import itertools
+
+from topic_operator.k8s.ownership import claim_of, cluster_identity, competitors, declared_topics, owner_of
+
+
+def body(ns: str, name: str, created: str, uid: str, cluster: str = "main", topic: str | None = None) -> dict:
+    spec = {"cluster": cluster, **({"topicName": topic} if topic else {})}
+    return {
+        "metadata": {"namespace": ns, "name": name, "uid": uid, "creationTimestamp": created},
+        "spec": spec,
+    }
+
+
+IDENTITIES = {("a", "main"): "zk:2181/kafka", ("b", "main"): "zk:2181/kafka", ("c", "main"): "other:2181"}
+
+
+def test_oldest_then_uid_wins_whatever_the_order() -> None:
+    claims = [
+        claim_of(body("b", "orders", "2025-01-02T00:00:00Z", "u1")),
+        claim_of(body("a", "orders-x", "2025-01-01T00:00:00Z", "u9", topic="orders")),
+        claim_of(body("a", "orders", "2025-01-01T00:00:00Z", "u2")),
+        claim_of(body("c", "orders", "2024-01-01T00:00:00Z", "u0")),  # another Kafka cluster: no competitor
+    ]
+    for order in itertools.permutations(claims):
+        for claim in claims[:3]:
+            assert owner_of(claim, order, IDENTITIES.get).ref == "a/orders"  # same second: uid u2 < u9
+    assert owner_of(claims[3], claims, IDENTITIES.get).ref == "c/orders"
+    assert [c.ref for c in competitors(claims[0], claims, IDENTITIES.get)] == [
+        "a/orders",
+        "a/orders-x",
+        "b/orders",
+    ]
+
+
+def test_unknown_clusters_compete_only_with_the_same_kafkacluster_object() -> None:
+    mine = claim_of(body("x", "orders", "2025-01-02T00:00:00Z", "u1"))
+    other = claim_of(body("y", "orders", "2025-01-01T00:00:00Z", "u2"))
+    assert owner_of(mine, [mine, other], lambda key: None) == mine
+
+
+def test_connect_strings_are_normalised() -> None:
+    assert cluster_identity("ZK-1:2181,zk-0/kafka") == cluster_identity("zk-0:2181,zk-1:2181/kafka")
+    assert cluster_identity("zk-0:2181/kafka") != cluster_identity("zk-0:2181/kafka2")
+    assert cluster_identity("not a connect string") == "not a connect string"
+
+
+def test_a_body_without_cluster_makes_no_claim_and_declared_topics_follow_identity() -> None:
+    assert claim_of({"metadata": {"name": "x", "namespace": "a"}, "spec": {}}) is None
+    claims = [
+        claim_of(body("a", "t1", "", "u1")),
+        claim_of(body("b", "t2", "", "u2")),
+        claim_of(body("c", "t3", "", "u3")),
+    ]
+    assert declared_topics(claims, IDENTITIES.get, "zk:2181/kafka") == {"t1", "t2"}
