@@ -261,6 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--examples", metavar="DIR", help="manifests to apply (default: manifests/examples)")
     demo.set_defaults(handler=_demo)
+
+    from topic_operator.k8s.command import register as register_run
+
+    register_run(commands)
     return parser
 
 

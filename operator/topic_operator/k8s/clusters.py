@@ -1,0 +1,117 @@
+"""KafkaCluster reconciliation: validate, read its Secrets, connect (or keep the session), report the cluster.
+
+Shared by the KafkaCluster's create/update/resume handlers and its timer. Connection failures become a Ready=False
+condition whose reason says which kind (unreachable, refused credentials, missing chroot, not a Kafka cluster,
+missing Secret), plus a retry; nothing here imports kopf.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from kazoo.exceptions import KazooException
+
+from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config, secret_names
+from topic_operator.k8s.conditions import READY, Condition, Reason
+from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.registry import ClusterHandle
+from topic_operator.k8s.status import cluster_status
+from topic_operator.k8s.topics import EventSpec, Verdict
+from topic_operator.manifests import load_objects
+from topic_operator.zookeeper.errors import (
+    NotAKafkaClusterError,
+    ZooKeeperAuthError,
+    ZooKeeperChrootMissingError,
+    ZooKeeperError,
+)
+
+__all__ = ["classify_failure", "connect_cluster", "forget_cluster", "reconcile_cluster"]
+
+
+def _key(body: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = body.get("metadata") or {}
+    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+async def connect_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> ClusterHandle:
+    """The cluster's handle, connecting if needed; raises ``ClusterConfigError`` or the ZooKeeper error."""
+    key = _key(body)
+    ctx.cluster_bodies[key] = body
+    manifests = load_objects([body], origin=f"{key[0]}/{key[1]}")
+    if manifests.errors or not manifests.clusters:
+        problems = "; ".join(
+            f"{e.field_path}: {e.rule}" if e.field_path else e.rule for e in manifests.errors
+        )
+        raise ClusterConfigError(problems or "invalid KafkaCluster")
+    secrets = {name: await ctx.api.read_secret(key[0], name) for name in secret_names(body)}
+    config = await asyncio.to_thread(
+        cluster_config,
+        body,
+        secrets,
+        material_dir=ctx.settings.material_dir,
+        connection_timeout=ctx.settings.zk_connection_timeout,
+    )
+    return await ctx.clusters.configure(key, manifests.clusters[0], body, config)
+
+
+def classify_failure(error: Exception) -> tuple[Reason, str]:
+    """The Ready reason and the metrics label of a failed connection."""
+    match error:
+        case ClusterConfigError():
+            return error.reason, "config"
+        case ZooKeeperAuthError():
+            return Reason.AUTH_FAILED, "auth"
+        case ZooKeeperChrootMissingError():
+            return Reason.CHROOT_MISSING, "chroot_missing"
+        case NotAKafkaClusterError():
+            return Reason.NOT_A_KAFKA_CLUSTER, "not_a_kafka_cluster"
+    return Reason.CLUSTER_UNAVAILABLE, "unavailable"
+
+
+async def reconcile_cluster(
+    ctx: OperatorContext, body: Mapping[str, Any], *, declared: Callable[[str], Collection[str]]
+) -> Verdict:
+    """Connect (keeping an unchanged session) and describe the cluster. ``declared(identity)`` gives the topic
+    names KafkaTopics declare for the Kafka cluster of that identity (in any namespace)."""
+    key = _key(body)
+    label = f"{key[0]}/{key[1]}"
+    generation = (body.get("metadata") or {}).get("generation")
+    previous = body.get("status")
+    before = ctx.clusters.get(key)
+    now = ctx.clock()
+    try:
+        handle = await connect_cluster(ctx, body)
+        state = await asyncio.to_thread(handle.state)
+    except (ClusterConfigError, ZooKeeperError, KazooException, ValueError) as error:
+        reason, kind = classify_failure(error)
+        if kind != "config":
+            ctx.metrics.zookeeper_errors.labels(label, kind).inc()
+        ctx.metrics.connected.labels(label).set(0)
+        message = f"{error}; retrying"
+        ready = Condition(READY, False, reason, message)
+        status = cluster_status(
+            generation=generation, state=None, declared=(), ready=ready, previous=previous, now=now
+        )
+        return Verdict(status, kind, (EventSpec("Warning", reason.value, message),), retry=message)
+    names = declared(handle.identity)
+    unmanaged = sum(1 for topic in state.topics if topic not in set(names))
+    ctx.metrics.unmanaged_topics.labels(label).set(unmanaged)
+    message = (
+        f"Connected to {handle.spec.zookeeper_connect}: cluster {state.cluster_id}, {len(state.brokers)} brokers, "
+        f"{len(state.topics)} topics"
+    )
+    ready = Condition(READY, True, Reason.CONNECTED, message)
+    status = cluster_status(
+        generation=generation, state=state, declared=names, ready=ready, previous=previous, now=now
+    )
+    events = (EventSpec("Normal", Reason.CONNECTED.value, message),) if handle is not before else ()
+    return Verdict(status, "connected", events)
+
+
+async def forget_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> None:
+    """The KafkaCluster is gone: close its session. Its KafkaTopics report ClusterUnavailable from then on."""
+    key = _key(body)
+    ctx.cluster_bodies.pop(key, None)
+    await ctx.clusters.remove(key)

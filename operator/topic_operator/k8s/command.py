@@ -1,0 +1,147 @@
+"""``kto run``: start the operator. Every option is also read from the environment (the Deployment's way).
+
+Precedence: a flag given on the command line, then its environment variable, then the default
+(``OperatorSettings``). ``cli.py`` calls ``register`` to add the sub-command; nothing here runs at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from topic_operator.k8s.settings import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    OperatorSettings,
+    SettingsError,
+    env_name,
+    settings_from_env,
+)
+
+__all__ = ["register", "run_operator", "settings_from_args"]
+
+logger = logging.getLogger(__name__)
+
+_FLAGS: tuple[tuple[str, str, type, str], ...] = (
+    ("--drift-interval", "drift_interval", float, "seconds between drift checks of each KafkaCluster's topics"),
+    ("--batch-linger", "batch_linger", float, "seconds a cluster's batch waits for more events before planning"),
+    ("--batch-max-size", "batch_max_size", int, "at most this many topics per plan/apply"),
+    ("--queue-size", "queue_size", int, "at most this many topics waiting per cluster (back-pressure beyond)"),
+    ("--queue-wait", "queue_wait", float, "seconds a handler waits for room in a full queue before a retry"),
+    ("--retry-delay", "retry_delay", float, "seconds before retrying an unavailable cluster or a conflict"),
+    ("--cluster-wait", "cluster_wait", float, "seconds a topic waits for its cluster's first connection"),
+    ("--deletion-timeout", "deletion_timeout", float, "seconds before a Delete topic's finalizer is released "
+     "when its cluster is gone or unreachable"),
+    ("--zk-connection-timeout", "zk_connection_timeout", float, "seconds to wait for a ZooKeeper session"),
+    ("--health-port", "health_port", int, "port of the liveness endpoint /healthz"),
+    ("--metrics-port", "metrics_port", int, "port of /metrics and /readyz (0: off)"),
+    ("--peering", "peering", str, "kopf peering object shared by the replicas ('' for standalone)"),
+    ("--priority", "priority", int, "peering priority of this replica (default: random)"),
+    ("--material-dir", "material_dir", Path, "where TLS material from Secrets is written"),
+)  # fmt: skip
+
+
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``kto run`` to ``kto``'s sub-commands."""
+    run = subcommands.add_parser(
+        "run",
+        help="run the Kubernetes operator (KafkaTopic and KafkaCluster resources)",
+        description="Run the kopf operator in the foreground. Each option can also be set with the environment "
+        "variable named in its help; a flag overrides the variable.",
+    )
+    run.add_argument("-n", "--namespace", dest="namespaces", action="append", metavar="NAMESPACE",
+                     help=f"watch this namespace (repeatable; default all; env {env_name('namespaces')}, "
+                     "comma-separated)")  # fmt: skip
+    for flag, attribute, kind, text in _FLAGS:
+        run.add_argument(flag, dest=attribute, type=kind, metavar=attribute.upper().replace("_", "-"),
+                         help=f"{text} (env {env_name(attribute)})")  # fmt: skip
+    run.add_argument("--revert-drift", dest="revert_drift", action=argparse.BooleanOptionalAction,
+                     help=f"revert out-of-band changes, forward-only (env {env_name('revert_drift')})")  # fmt: skip
+    run.add_argument("--log-level", dest="log_level", choices=LOG_LEVELS, help=f"env {env_name('log_level')}")
+    run.add_argument(
+        "--log-format", dest="log_format", choices=LOG_FORMATS, help=f"env {env_name('log_format')}"
+    )
+    run.set_defaults(handler=_run)
+
+
+def settings_from_args(args: argparse.Namespace, environ: Any = None) -> OperatorSettings:
+    """The environment, overridden by the flags that were given."""
+    overrides = {name: getattr(args, name, None) for name in (f[1] for f in _FLAGS)}
+    overrides.update(
+        revert_drift=args.revert_drift,
+        log_level=args.log_level,
+        log_format=args.log_format,
+        namespaces=tuple(args.namespaces) if args.namespaces else None,
+    )
+    return settings_from_env(os.environ if environ is None else environ, **overrides)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        settings = settings_from_args(args)
+    except SettingsError as error:
+        print(f"kto run: {error}", file=sys.stderr)
+        return 1
+    return run_operator(settings)
+
+
+def run_operator(settings: OperatorSettings) -> int:
+    """Configure logging and run kopf until it is stopped (SIGTERM/SIGINT)."""
+    import kopf
+
+    kopf.configure(
+        debug=settings.log_level == "debug",
+        quiet=settings.log_level in ("warning", "error"),
+        log_format=kopf.LogFormat.JSON if settings.log_format == "json" else kopf.LogFormat.FULL,
+        log_refkey="k8s",
+    )
+    if settings.log_level == "error":
+        logging.getLogger().setLevel(logging.ERROR)
+    asyncio.run(_operate(settings))
+    return 0
+
+
+async def _operate(settings: OperatorSettings) -> None:
+    import kopf
+
+    from topic_operator.k8s.context import OperatorContext
+    from topic_operator.k8s.handlers import build_kopf_settings, build_registry
+    from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
+    from topic_operator.k8s.serving import serve
+
+    priority = (
+        settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
+    )
+    api = LightkubeApi()
+    if settings.peering:
+        await api.ensure_peering(settings.peering, settings.namespaces)
+    context = OperatorContext(settings, api, KopfEvents())
+    ready = asyncio.Event()
+    runner = None
+    if settings.metrics_port:
+        runner = await serve(context.metrics, ready, host="0.0.0.0", port=settings.metrics_port)
+    logger.info(
+        "starting kafka-topic-operator: %s, peering %s (priority %d)",
+        "all namespaces" if settings.clusterwide else "namespaces " + ", ".join(settings.namespaces),
+        settings.peering or "off",
+        priority,
+    )
+    try:
+        await kopf.operator(
+            registry=build_registry(settings),
+            settings=build_kopf_settings(settings, priority=priority),
+            clusterwide=settings.clusterwide,
+            namespaces=settings.namespaces,
+            liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
+            memo=kopf.Memo(kto=context),
+            ready_flag=ready,
+        )
+    finally:
+        if runner is not None:
+            await runner.cleanup()

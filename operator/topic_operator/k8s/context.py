@@ -1,0 +1,47 @@
+"""Everything a handler needs, in one object kopf hands to every handler as ``memo.kto``.
+
+Tests build one with a recording ``KubernetesApi`` and ``EventSink`` (the seam) and a real ``ClusterRegistry``
+that connects to a real ZooKeeper; production builds it in ``kto run``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from topic_operator.k8s.kube_api import EventSink, KubernetesApi
+from topic_operator.k8s.metrics import Metrics
+from topic_operator.k8s.registry import ClusterKey, ClusterRegistry
+from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
+
+__all__ = ["OperatorContext", "utc_now"]
+
+
+def utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+class OperatorContext:
+    def __init__(
+        self,
+        settings: OperatorSettings,
+        api: KubernetesApi,
+        events: EventSink,
+        *,
+        metrics: Metrics | None = None,
+        connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
+        clock: Callable[[], datetime.datetime] = utc_now,
+    ) -> None:
+        self.settings = settings
+        self.api = api
+        self.events = events
+        self.metrics = metrics if metrics is not None else Metrics()
+        self.clusters = ClusterRegistry(settings, self.metrics, connect=connect)
+        self.clock = clock
+        self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
+        """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
+        (Kafka version, topic prefixes) even while their cluster is unreachable."""

@@ -1,0 +1,296 @@
+"""The kopf handlers: thin translations between kopf's calls and ``topics``/``clusters``.
+
+Registered on a registry built by ``build_registry(settings)`` rather than at import time, so intervals come from
+the settings and tests inspect (or run) exactly what ``kto run`` runs. Every handler takes the operator's
+``OperatorContext`` from ``memo.kto``.
+
+- KafkaTopic: create/update/resume -> reconcile; delete (only with ``deletionPolicy: Delete``, so only those get
+  a finalizer) -> delete or keep the Kafka topic.
+- KafkaCluster: create/update/resume -> connect and report; delete (optional: no finalizer) -> disconnect; a timer
+  every ``drift_interval`` seconds -> report the cluster and check its topics for drift. The timer lives on the
+  KafkaCluster, not on each KafkaTopic, because kopf gives every object with a timer a finalizer, and
+  ``deletionPolicy: Retain`` promises none; it also makes one plan per cluster instead of one per topic.
+- Three indices (kopf fills them before any handler runs): topic claims by topic name (ownership), KafkaTopic
+  bodies by KafkaCluster (the drift timer's work list), KafkaCluster identities (which KafkaClusters are the
+  same Kafka cluster).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Final, cast
+
+import kopf
+
+from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
+from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.ownership import ClusterKey, TopicClaim, claim_of, cluster_identity, declared_topics
+from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.status import same_status
+from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, reconcile_topic
+
+__all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]
+
+logger = logging.getLogger(__name__)
+
+GROUP: Final = "kto.dev"
+VERSION: Final = "v1alpha1"
+TOPICS: Final = (GROUP, VERSION, "kafkatopics")
+CLUSTERS: Final = (GROUP, VERSION, "kafkaclusters")
+FINALIZER: Final = "kto.dev/finalizer"
+_PREFIX: Final = "kto.dev"
+
+
+# -- helpers ----------------------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """kopf's bodies are live views; the engine and the indices get plain, detached dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return copy.copy(value)
+
+
+def _context(memo: Any) -> OperatorContext:
+    ctx = getattr(memo, "kto", None)
+    if not isinstance(ctx, OperatorContext):
+        raise kopf.PermanentError(
+            "the operator context (memo.kto) is missing: start the operator with `kto run`"
+        )
+    return ctx
+
+
+def _claims(index: Mapping[str, Iterable[TopicClaim]]) -> list[TopicClaim]:
+    return [claim for store in index.values() for claim in store]
+
+
+def _identity_of(index: Mapping[ClusterKey, Iterable[str]]) -> Any:
+    def identity_of(key: ClusterKey) -> str | None:
+        return next(iter(index.get(key, ())), None)
+
+    return identity_of
+
+
+def _declared(
+    claims_index: Mapping[str, Iterable[TopicClaim]], identities: Mapping[ClusterKey, Iterable[str]]
+) -> Any:
+    claims, identity_of = _claims(claims_index), _identity_of(identities)
+
+    def declared(identity: str) -> Collection[str]:
+        return declared_topics(claims, identity_of, identity)
+
+    return declared
+
+
+def _post(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, *, changed: bool) -> None:
+    """Events accompany a status change: a retry that finds the same situation posts nothing new."""
+    if changed:
+        for event in verdict.events:
+            ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
+
+
+def _finish(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, patch: kopf.Patch) -> None:
+    changed = bool(verdict.status) and not same_status(body.get("status"), verdict.status)
+    patch.status.update(verdict.status)
+    _post(ctx, body, verdict, changed=changed)
+    if verdict.retry is not None:
+        raise kopf.TemporaryError(verdict.retry, delay=ctx.settings.retry_delay)
+
+
+# -- indices ----------------------------------------------------------------------------------------------------
+
+
+def kto_topic_claims(body: kopf.Body, **_: Any) -> dict[str, TopicClaim]:
+    claim = claim_of(body)
+    return {claim.topic: claim} if claim is not None else {}
+
+
+def kto_topics_by_cluster(body: kopf.Body, **_: Any) -> dict[ClusterKey, dict[str, Any]]:
+    claim = claim_of(body)
+    return {claim.cluster_key: _plain(body)} if claim is not None else {}
+
+
+def kto_cluster_identities(
+    body: kopf.Body, namespace: str | None, name: str | None, **_: Any
+) -> dict[ClusterKey, str]:
+    connect = ((body.get("spec") or {}).get("zookeeper") or {}).get("connect")
+    if not isinstance(connect, str) or namespace is None or name is None:
+        return {}
+    return {(namespace, name): cluster_identity(connect)}
+
+
+# -- KafkaTopic -------------------------------------------------------------------------------------------------
+
+
+async def topic_changed(
+    body: kopf.Body,
+    memo: Any,
+    patch: kopf.Patch,
+    kto_topic_claims: kopf.Index[str, TopicClaim],
+    kto_cluster_identities: kopf.Index[ClusterKey, str],
+    **_: Any,
+) -> None:
+    ctx = _context(memo)
+    plain = _plain(body)
+    verdict = await reconcile_topic(
+        ctx, plain, claims=_claims(kto_topic_claims), identity_of=_identity_of(kto_cluster_identities)
+    )
+    cluster = f"{plain['metadata'].get('namespace')}/{(plain.get('spec') or {}).get('cluster')}"
+    ctx.metrics.reconciles.labels(cluster, verdict.result).inc()
+    _finish(ctx, plain, verdict, patch)
+
+
+async def topic_deleted(
+    body: kopf.Body,
+    memo: Any,
+    kto_topic_claims: kopf.Index[str, TopicClaim],
+    kto_cluster_identities: kopf.Index[ClusterKey, str],
+    **_: Any,
+) -> None:
+    ctx = _context(memo)
+    plain = _plain(body)
+    verdict = await delete_topic(
+        ctx, plain, claims=_claims(kto_topic_claims), identity_of=_identity_of(kto_cluster_identities)
+    )
+    cluster = f"{plain['metadata'].get('namespace')}/{(plain.get('spec') or {}).get('cluster')}"
+    ctx.metrics.reconciles.labels(cluster, verdict.result).inc()
+    for event in verdict.events:
+        ctx.events.post(plain, type=event.type, reason=event.reason, message=event.message)
+    if not verdict.release:
+        raise kopf.TemporaryError(verdict.retry or "deletion not finished", delay=ctx.settings.retry_delay)
+
+
+# -- KafkaCluster -----------------------------------------------------------------------------------------------
+
+
+async def cluster_changed(
+    body: kopf.Body,
+    memo: Any,
+    patch: kopf.Patch,
+    kto_topic_claims: kopf.Index[str, TopicClaim],
+    kto_cluster_identities: kopf.Index[ClusterKey, str],
+    **_: Any,
+) -> None:
+    ctx = _context(memo)
+    plain = _plain(body)
+    verdict = await reconcile_cluster(
+        ctx, plain, declared=_declared(kto_topic_claims, kto_cluster_identities)
+    )
+    _finish(ctx, plain, verdict, patch)
+
+
+async def cluster_deleted(body: kopf.Body, memo: Any, **_: Any) -> None:
+    await forget_cluster(_context(memo), _plain(body))
+
+
+async def cluster_timer(
+    body: kopf.Body,
+    memo: Any,
+    patch: kopf.Patch,
+    kto_topic_claims: kopf.Index[str, TopicClaim],
+    kto_topics_by_cluster: kopf.Index[ClusterKey, dict[str, Any]],
+    kto_cluster_identities: kopf.Index[ClusterKey, str],
+    **_: Any,
+) -> None:
+    """Report the cluster (reconnecting if its session died), then check its KafkaTopics for drift."""
+    ctx = _context(memo)
+    plain = _plain(body)
+    verdict = await reconcile_cluster(
+        ctx, plain, declared=_declared(kto_topic_claims, kto_cluster_identities)
+    )
+    changed = not same_status(plain.get("status"), verdict.status)
+    if changed:
+        patch.status.update(verdict.status)
+    _post(ctx, plain, verdict, changed=changed)
+    key = (str(plain["metadata"].get("namespace")), str(plain["metadata"].get("name")))
+    handle = ctx.clusters.get(key)
+    if verdict.retry is None and handle is not None:
+        bodies = list(kto_topics_by_cluster.get(key, ()))
+        await check_drift(
+            ctx,
+            handle,
+            bodies,
+            claims=_claims(kto_topic_claims),
+            identity_of=_identity_of(kto_cluster_identities),
+        )
+
+
+# -- operator ---------------------------------------------------------------------------------------------------
+
+
+async def cleanup(memo: Any, **_: Any) -> None:
+    """Close every ZooKeeper session (ending the sessions at once rather than after their timeout)."""
+    ctx = getattr(memo, "kto", None)
+    if isinstance(ctx, OperatorContext):
+        await ctx.clusters.close()
+        close = getattr(ctx.api, "close", None)
+        if close is not None:
+            await close()
+
+
+def clusters_probe(memo: Any, **_: Any) -> dict[str, bool]:
+    """Liveness detail: which clusters hold a session (the probe itself fails only if the loop is stuck)."""
+    ctx = getattr(memo, "kto", None)
+    if not isinstance(ctx, OperatorContext):
+        return {}
+    return {handle.label: handle.alive for handle in ctx.clusters.handles()}
+
+
+def _handler(fn: Any) -> Any:
+    """kopf's callback protocols list every kwarg kopf may pass; ours name only what they use, plus the index
+    kwargs kopf adds by index name, which no protocol can list."""
+    return cast(Any, fn)
+
+
+def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
+    """Every handler of the operator, on a registry of its own."""
+    registry = kopf.OperatorRegistry()
+    kopf.index(*TOPICS, registry=registry)(_handler(kto_topic_claims))
+    kopf.index(*TOPICS, registry=registry)(_handler(kto_topics_by_cluster))
+    kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
+
+    kopf.on.resume(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
+    kopf.on.create(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
+    kopf.on.update(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
+    kopf.on.delete(
+        *TOPICS, registry=registry, id="topic-delete", field="spec.deletionPolicy", value="Delete"
+    )(_handler(topic_deleted))
+
+    kopf.on.resume(*CLUSTERS, registry=registry, id="cluster")(_handler(cluster_changed))
+    kopf.on.create(*CLUSTERS, registry=registry, id="cluster")(_handler(cluster_changed))
+    kopf.on.update(*CLUSTERS, registry=registry, id="cluster")(_handler(cluster_changed))
+    kopf.on.delete(*CLUSTERS, registry=registry, id="cluster-delete", optional=True)(
+        _handler(cluster_deleted)
+    )
+    kopf.timer(*CLUSTERS, registry=registry, id="drift", interval=settings.drift_interval)(
+        _handler(cluster_timer)
+    )
+
+    kopf.on.cleanup(registry=registry)(_handler(cleanup))
+    kopf.on.probe(registry=registry, id="clusters")(_handler(clusters_probe))
+    return registry
+
+
+def build_kopf_settings(settings: OperatorSettings, *, priority: int) -> kopf.OperatorSettings:
+    """kopf's own settings: our annotation prefix and finalizer, peering, no CRD/namespace scanning."""
+    kopf_settings = kopf.OperatorSettings()
+    kopf_settings.persistence.finalizer = FINALIZER
+    kopf_settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=_PREFIX)
+    kopf_settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=_PREFIX, key="last-handled-configuration"
+    )
+    kopf_settings.posting.reporting_component = "kafka-topic-operator"
+    kopf_settings.posting.level = logging.INFO
+    # Our CRDs are installed before the operator: no need to watch CRDs or list namespaces (least privilege).
+    kopf_settings.scanning.disabled = True
+    kopf_settings.peering.name = settings.peering or "default"
+    kopf_settings.peering.standalone = not settings.peering
+    kopf_settings.peering.mandatory = bool(settings.peering)
+    kopf_settings.peering.clusterwide = settings.clusterwide
+    kopf_settings.peering.priority = priority
+    kopf_settings.peering.stealth = True
+    return kopf_settings

@@ -1,0 +1,116 @@
+"""The Kubernetes API calls kopf does not make for us, behind two small protocols the tests replace.
+
+kopf watches, patches the handled object and posts Events; it does not read Secrets, and it patches only the
+object a handler runs for. The operator also needs to read a KafkaCluster's Secrets and, from the KafkaCluster's
+drift timer, patch the status of that cluster's KafkaTopics. Those two verbs are ``KubernetesApi``; Events go
+through ``EventSink`` (kopf's poster in production).
+
+Production client: lightkube. It is typed (``py.typed``, so ``mypy --strict`` checks our calls), async (it runs in
+kopf's event loop without a thread per call), small (one HTTP client and generated models), maintained (Canonical
+ships it in every Juju charm), and it reads in-cluster service-account credentials and kubeconfigs by itself. The
+official ``kubernetes`` client is synchronous and untyped, ``kubernetes_asyncio`` is untyped too, and both pull a
+large generated tree for the two calls needed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Protocol, cast
+
+__all__ = ["EventSink", "KopfEvents", "KubernetesApi", "LightkubeApi"]
+
+GROUP: Final = "kto.dev"
+VERSION: Final = "v1alpha1"
+KINDS: Final = {"kafkatopics": "KafkaTopic", "kafkaclusters": "KafkaCluster"}
+
+
+class KubernetesApi(Protocol):
+    async def read_secret(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """The Secret's body (``data`` base64, as served), or None when it does not exist."""
+        ...
+
+    async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        """Merge-patch ``status`` into a kto.dev object's status subresource (None values remove fields)."""
+        ...
+
+
+class EventSink(Protocol):
+    def post(self, body: Mapping[str, Any], *, type: str, reason: str, message: str) -> None:
+        """Post a Kubernetes Event about ``body`` (Normal or Warning)."""
+        ...
+
+
+class KopfEvents:
+    """kopf's own poster: queued and sent in the background, retried, rate-limited by kopf."""
+
+    def post(self, body: Mapping[str, Any], *, type: str, reason: str, message: str) -> None:
+        import kopf
+
+        kopf.event(cast(Any, dict(body)), type=type, reason=reason, message=message)
+
+
+class LightkubeApi:
+    """``KubernetesApi`` on a lightkube ``AsyncClient``, created on first use (in the running loop)."""
+
+    def __init__(self, field_manager: str = "kafka-topic-operator") -> None:
+        self._field_manager = field_manager
+        self._client: Any = None
+
+    def _lazy_client(self) -> Any:
+        if self._client is None:
+            from lightkube import AsyncClient
+
+            self._client = AsyncClient(field_manager=self._field_manager)
+        return self._client
+
+    async def read_secret(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        from lightkube import ApiError
+        from lightkube.resources.core_v1 import Secret
+
+        try:
+            secret = await self._lazy_client().get(Secret, name, namespace=namespace)
+        except ApiError as error:
+            if error.status.code == 404:
+                return None
+            raise
+        body: Mapping[str, Any] = secret.to_dict()
+        return body
+
+    async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        from lightkube.generic_resource import create_namespaced_resource
+        from lightkube.types import PatchType
+
+        resource = create_namespaced_resource(GROUP, VERSION, KINDS[plural], plural)
+        await self._lazy_client().patch(
+            resource.Status, name, {"status": dict(status)}, namespace=namespace, patch_type=PatchType.MERGE
+        )
+
+    async def ensure_peering(self, name: str, namespaces: tuple[str, ...]) -> None:
+        """Create kopf's peering object(s) if missing: a ClusterKopfPeering when watching every namespace, a
+        KopfPeering in each watched namespace otherwise. Done by the operator rather than the install manifests
+        because a custom object cannot be applied in the same ``kubectl apply`` that creates its CRD."""
+        from lightkube import ApiError
+        from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+
+        client = self._lazy_client()
+        if not namespaces:
+            cluster_peering = create_global_resource(
+                "kopf.dev", "v1", "ClusterKopfPeering", "clusterkopfpeerings"
+            )
+            targets: list[tuple[Any, str, str | None]] = [(cluster_peering, "ClusterKopfPeering", None)]
+        else:
+            peering = create_namespaced_resource("kopf.dev", "v1", "KopfPeering", "kopfpeerings")
+            targets = [(peering, "KopfPeering", namespace) for namespace in namespaces]
+        for resource, kind, namespace in targets:
+            metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+            obj = resource(apiVersion="kopf.dev/v1", kind=kind, metadata=metadata)
+            try:
+                await client.create(obj, namespace=namespace) if namespace else await client.create(obj)
+            except ApiError as error:
+                if error.status.code != 409:  # 409: it exists already, as it should
+                    raise
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -1,0 +1,241 @@
+"""One connected handle per KafkaCluster: its kazoo client, the watched cluster view, a Reconciler and a Batcher.
+
+The handle is the only place where the operator's asyncio world meets kazoo's threads: the batch function, the
+view's ``state()`` and connecting all block, so they run in worker threads (``asyncio.to_thread``), never in
+kopf's event loop. A KafkaCluster whose connection settings change (connect string, credentials, certificates:
+see ``ClusterConfig.fingerprint``) gets a new session; a change of policy alone (``allowDelete``, prefixes, Kafka
+version) keeps the session and only swaps the Reconciler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kazoo.client import KazooClient
+
+from topic_operator.k8s.batching import Batcher
+from topic_operator.k8s.cluster_config import ClusterConfig
+from topic_operator.k8s.metrics import Metrics
+from topic_operator.k8s.ownership import cluster_identity
+from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
+from topic_operator.plan import TopicPlan
+from topic_operator.reconcile import Reconciler, TopicOutcome, TopicResult
+from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.watched import WatchedCluster
+from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+__all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]
+
+logger = logging.getLogger(__name__)
+
+ClusterKey = tuple[str, str]
+"""(namespace, KafkaCluster name)."""
+TopicKey = tuple[str, str]
+"""(namespace, KafkaTopic name): one batch entry per KafkaTopic object."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRequest:
+    spec: TopicSpec
+    deleting: bool = False
+    """The KafkaTopic is being deleted: ``spec`` is planned as a removal (its deletionPolicy decides)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicReport:
+    """One topic's share of a batch."""
+
+    result: TopicResult | None
+    """What the engine did (None only if it reported nothing for the topic)."""
+    state: TopicState | None
+    """The topic in Kafka after the batch (re-read when something was written)."""
+    remaining: TopicPlan | None
+    """The topic planned again against that state: what still differs (drift) and what is still pending."""
+
+
+def _with_fresh(state: ClusterState, fresh: ClusterState, names: Iterable[str | TopicSpec]) -> ClusterState:
+    """``state`` with the named topics as ``fresh`` (a targeted read) has them, absent ones removed."""
+    wanted = {n.name if isinstance(n, TopicSpec) else n for n in names}
+    topics = {t: s for t, s in state.topics.items() if t not in wanted}
+    topics.update(fresh.topics)
+    return dataclasses.replace(state, topics=topics, marked_for_deletion=fresh.marked_for_deletion)
+
+
+class ClusterHandle:
+    """A connected KafkaCluster. Build with ``ClusterRegistry.configure``; blocking methods say so."""
+
+    def __init__(
+        self,
+        key: ClusterKey,
+        spec: ClusterSpec,
+        body: Mapping[str, Any],
+        config: ClusterConfig,
+        client: KazooClient,
+        settings: OperatorSettings,
+        metrics: Metrics,
+    ) -> None:
+        self.key = key
+        self.label = f"{key[0]}/{key[1]}"
+        self.spec = spec
+        self.body = body
+        self.fingerprint = config.fingerprint
+        self.identity = cluster_identity(spec.zookeeper_connect)
+        self.client = client
+        self.watched = WatchedCluster(client)
+        self.reconciler = Reconciler(client, spec)
+        self._metrics = metrics
+        self.batcher: Batcher[TopicKey, TopicRequest, TopicReport] = Batcher(
+            self.run_batch,
+            linger=settings.batch_linger,
+            max_batch=settings.batch_max_size,
+            max_pending=settings.queue_size,
+            offer_timeout=settings.queue_wait,
+            on_depth=lambda depth: metrics.queue_depth.labels(self.label).set(depth),
+            name=self.label,
+        )
+
+    @property
+    def alive(self) -> bool:
+        """A ZooKeeper session is held right now (kazoo reconnects by itself during short outages)."""
+        return bool(self.client.connected)
+
+    def update_policy(self, spec: ClusterSpec, body: Mapping[str, Any]) -> None:
+        """New policy, same session: the next batch plans with it."""
+        self.spec, self.body = spec, body
+        self.reconciler = Reconciler(self.client, spec)
+
+    def check(self) -> ClusterState:
+        """Blocking. Refuse a path that is not a Kafka cluster, then read (and watch) the whole cluster."""
+        ZooKeeperWriter(self.client).require_kafka_cluster()
+        return self.watched.state()
+
+    def state(self) -> ClusterState:
+        """Blocking. The cluster as the watches last saw it; re-reads only what changed."""
+        return self.watched.state()
+
+    def run_batch(self, items: Sequence[tuple[TopicKey, TopicRequest]]) -> dict[TopicKey, TopicReport]:
+        """Blocking (a worker thread). One plan and one pipelined apply for every topic of the batch."""
+        started = time.monotonic()
+        reconciler = self.reconciler
+        desired = [request.spec for _, request in items if not request.deleting]
+        deleting = [request.spec for _, request in items if request.deleting]
+        state = self.watched.state()
+        if deleting:  # never decide "already gone" from a view whose watches may lag: read those topics now
+            state = _with_fresh(state, read_cluster(self.client, topics=[s.name for s in deleting]), deleting)
+        report = reconciler.apply(desired, deleting=deleting, state=state)
+        results = {result.topic: result for result in report.results}
+        written = [topic for topic, result in results.items() if result.outcome is TopicOutcome.APPLIED]
+        after = state
+        if written:  # the watches may not have fired yet: read what we wrote, for an exact status
+            after = _with_fresh(state, read_cluster(self.client, topics=written), written)
+        remaining = reconciler.plan(desired, state=after) if desired else None
+        self._metrics.batch_duration.labels(self.label).observe(time.monotonic() - started)
+        self._metrics.batch_size.labels(self.label).observe(len(items))
+        return {
+            key: TopicReport(
+                result=results.get(request.spec.name),
+                state=after.topics.get(request.spec.name),
+                remaining=None
+                if remaining is None or request.deleting
+                else remaining.for_topic(request.spec.name),
+            )
+            for key, request in items
+        }
+
+    async def close(self) -> None:
+        await self.batcher.close()
+        self.watched.close()
+        await asyncio.to_thread(close_client, self.client)
+        self._metrics.connected.labels(self.label).set(0)
+
+
+class ClusterRegistry:
+    """Every connected KafkaCluster of this operator, by (namespace, name)."""
+
+    def __init__(
+        self,
+        settings: OperatorSettings,
+        metrics: Metrics,
+        *,
+        connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
+    ) -> None:
+        self._settings = settings
+        self._metrics = metrics
+        self._connect = connect
+        self._handles: dict[ClusterKey, ClusterHandle] = {}
+        self._changed: asyncio.Condition | None = None
+        self._locks: dict[ClusterKey, asyncio.Lock] = {}
+
+    def get(self, key: ClusterKey) -> ClusterHandle | None:
+        return self._handles.get(key)
+
+    def handles(self) -> list[ClusterHandle]:
+        return list(self._handles.values())
+
+    def identity(self, key: ClusterKey) -> str | None:
+        handle = self._handles.get(key)
+        return handle.identity if handle is not None else None
+
+    async def wait_for(self, key: ClusterKey, timeout: float) -> ClusterHandle | None:
+        """The handle, waiting up to ``timeout`` seconds for its first connection (start-up order)."""
+        changed = self._condition()
+        async with changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait_for(lambda: key in self._handles), timeout)
+        return self._handles.get(key)
+
+    async def configure(
+        self, key: ClusterKey, spec: ClusterSpec, body: Mapping[str, Any], config: ClusterConfig
+    ) -> ClusterHandle:
+        """Connect (or keep the session when nothing about it changed); raises the ZooKeeper error when the
+        cluster cannot be reached or does not look like a Kafka cluster, leaving no handle behind."""
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            current = self._handles.get(key)
+            if current is not None and current.fingerprint == config.fingerprint and current.alive:
+                current.update_policy(spec, body)
+                return current
+            if current is not None:
+                await self._drop(key)
+            client = await asyncio.to_thread(self._connect, config.settings)
+            handle = ClusterHandle(key, spec, body, config, client, self._settings, self._metrics)
+            try:
+                await asyncio.to_thread(handle.check)
+            except BaseException:
+                handle.watched.close()
+                await asyncio.to_thread(close_client, client)
+                raise
+            self._handles[key] = handle
+            self._metrics.connected.labels(handle.label).set(1)
+            logger.info("connected to KafkaCluster %s at %s", handle.label, spec.zookeeper_connect)
+        changed = self._condition()
+        async with changed:
+            changed.notify_all()
+        return handle
+
+    async def remove(self, key: ClusterKey) -> None:
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            await self._drop(key)
+
+    async def close(self) -> None:
+        for key in list(self._handles):
+            await self.remove(key)
+
+    async def _drop(self, key: ClusterKey) -> None:
+        handle = self._handles.pop(key, None)
+        if handle is not None:
+            await handle.close()
+            logger.info("disconnected from KafkaCluster %s", handle.label)
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed

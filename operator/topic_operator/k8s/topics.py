@@ -1,0 +1,386 @@
+"""KafkaTopic reconciliation, shared by the kopf handlers and the KafkaCluster drift timer.
+
+A reconcile is a fixed sequence of refusals before any work, then one trip through the engine:
+paused? -> valid (CRD schema and Kafka rules, via the manifest loader)? -> owner of the topic? -> cluster
+connected? -> the cluster's batch (plan + apply) -> status and Events from the engine's result. The outcome is a
+``Verdict``: the status to write, the Events to post, and whether kopf should retry later. Nothing here imports
+kopf: the handlers turn a Verdict into a patch and a ``kopf.TemporaryError``, the drift timer into API patches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from kazoo.exceptions import KazooException
+
+from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
+from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
+from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.deletion import release_overdue
+from topic_operator.k8s.ownership import ClusterKey, TopicClaim, claim_of, owner_of
+from topic_operator.k8s.registry import ClusterHandle, TopicReport, TopicRequest
+from topic_operator.k8s.status import (
+    drift_rows,
+    plan_items,
+    ready_for_outcome,
+    same_status,
+    summarize_changes,
+    topic_status,
+)
+from topic_operator.manifests import load_objects
+from topic_operator.model import ApplyMode, TopicSpec
+from topic_operator.plan import TopicStatus
+from topic_operator.reconcile import TopicOutcome
+from topic_operator.zookeeper.errors import ZooKeeperError
+
+__all__ = [
+    "PAUSED_ANNOTATION",
+    "DeletionVerdict",
+    "EventSpec",
+    "Verdict",
+    "check_drift",
+    "delete_topic",
+    "is_paused",
+    "reconcile_topic",
+    "validate_topic",
+]
+
+logger = logging.getLogger(__name__)
+
+PAUSED_ANNOTATION: Final = "kto.dev/paused"
+_SETTLED: Final = {Reason.CREATED.value, Reason.UPDATED.value, Reason.IN_SYNC.value}
+_FINAL_REFUSALS: Final = {Reason.INVALID.value, Reason.NOT_SUPPORTED.value, Reason.PLANNED.value}
+
+IdentityOf = Callable[[ClusterKey], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    type: str
+    """Normal or Warning."""
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: dict[str, Any]
+    """Merge-patched into the KafkaTopic's status (empty: leave it as it is)."""
+    result: str
+    """The metrics label: an engine outcome, or paused / invalid / conflict / cluster_unavailable / deferred."""
+    events: tuple[EventSpec, ...] = ()
+    retry: str | None = None
+    """Why kopf should call the handler again later (None: done)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionVerdict:
+    release: bool
+    """Let the KafkaTopic go (remove the finalizer); False means retry later."""
+    result: str
+    events: tuple[EventSpec, ...] = ()
+    retry: str | None = None
+
+
+def is_paused(body: Mapping[str, Any]) -> bool:
+    annotations = (body.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(PAUSED_ANNOTATION, "")).strip().lower() == "true"
+
+
+def _names(body: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """(namespace, name, cluster, topic name)."""
+    metadata, spec = body.get("metadata") or {}, body.get("spec") or {}
+    name = str(metadata.get("name", ""))
+    return (
+        str(metadata.get("namespace", "")),
+        name,
+        str(spec.get("cluster", "")),
+        str(spec.get("topicName", name)),
+    )
+
+
+def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[TopicSpec | None, list[str]]:
+    """The spec, or the reasons it is invalid (field path: rule), checked against its KafkaCluster's Kafka
+    version and topic prefixes when that KafkaCluster is known."""
+    namespace, name, cluster, _ = _names(body)
+    cluster_body = ctx.cluster_bodies.get((namespace, cluster))
+    objects = [cluster_body, body] if cluster_body is not None else [body]
+    manifests = load_objects(objects, origin=f"{namespace}/{name}")
+    errors = [
+        f"{e.field_path}: {e.rule}" if e.field_path else e.rule
+        for e in manifests.errors
+        if e.kind in ("KafkaTopic", "")
+    ]
+    spec = manifests.topics[0] if manifests.topics and not errors else None
+    return spec, errors
+
+
+def _simple(
+    body: Mapping[str, Any],
+    now: datetime.datetime,
+    reason: Reason,
+    message: str,
+    *,
+    result: str,
+    event_type: str = "Warning",
+    retry: str | None = None,
+) -> Verdict:
+    """A verdict reached before the engine ran: the Ready condition changes, the Kafka-side fields stay."""
+    _, _, _, topic = _names(body)
+    previous = body.get("status") or {}
+    status = {
+        "observedGeneration": (body.get("metadata") or {}).get("generation"),
+        "topicName": topic,
+        "conditions": merge_conditions(
+            previous.get("conditions"), Condition(READY, False, reason, message), now
+        ),
+    }
+    return Verdict(status, result, (EventSpec(event_type, reason.value, message),), retry)
+
+
+def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.datetime) -> Verdict:
+    _, _, _, topic = _names(body)
+    result = report.result
+    if result is None:
+        message = f"the engine reported nothing for topic {topic}; retrying"
+        return _simple(body, now, Reason.CLUSTER_UNAVAILABLE, message, result="missing", retry=message)
+    ready = ready_for_outcome(result.outcome, result.plan, result.errors, exists=report.state is not None)
+    remaining = report.remaining if report.remaining is not None else result.plan
+    status = topic_status(
+        generation=(body.get("metadata") or {}).get("generation"),
+        topic=topic,
+        state=report.state,
+        ready=ready,
+        drift=remaining.changes,
+        plan=plan_items(remaining, pending=True),
+        previous=body.get("status"),
+        now=now,
+    )
+    events: tuple[EventSpec, ...] = ()
+    if result.outcome is not TopicOutcome.UNCHANGED:
+        kind = "Normal" if ready.status or result.outcome is TopicOutcome.PLANNED else "Warning"
+        events = (EventSpec(kind, ready.reason.value, ready.message),)
+    retry = ready.message if result.outcome is TopicOutcome.CONFLICT else None
+    return Verdict(status, result.outcome.value, events, retry)
+
+
+async def _handle_for(ctx: OperatorContext, key: ClusterKey) -> ClusterHandle | None:
+    handle = ctx.clusters.get(key)
+    if handle is None:
+        handle = await ctx.clusters.wait_for(key, ctx.settings.cluster_wait)
+    return handle if handle is not None and handle.alive else None
+
+
+def _owner_or_none(
+    body: Mapping[str, Any], claims: Iterable[TopicClaim], identity_of: IdentityOf
+) -> TopicClaim | None:
+    """The other KafkaTopic owning this one's topic, or None when this one owns it."""
+    claim = claim_of(body)
+    if claim is None:
+        return None
+    owner = owner_of(claim, claims, identity_of)
+    return None if owner == claim else owner
+
+
+async def reconcile_topic(
+    ctx: OperatorContext, body: Mapping[str, Any], *, claims: Iterable[TopicClaim], identity_of: IdentityOf
+) -> Verdict:
+    """Make the topic match ``body`` (a KafkaTopic), or say why not."""
+    now = ctx.clock()
+    namespace, name, cluster, topic = _names(body)
+    label = f"{namespace}/{cluster}"
+    if is_paused(body):
+        message = f'Reconciliation is paused (annotation {PAUSED_ANNOTATION}: "true"); Kafka is not touched'
+        return _simple(body, now, Reason.PAUSED, message, result="paused", event_type="Normal")
+    spec, errors = validate_topic(ctx, body)
+    if spec is None:
+        return _simple(body, now, Reason.INVALID, "; ".join(errors) or "invalid KafkaTopic", result="invalid")
+    owner = _owner_or_none(body, claims, identity_of)
+    if owner is not None:
+        message = (
+            f"Topic {topic} of cluster {cluster} is owned by KafkaTopic {owner.ref}, which is older; "
+            "this KafkaTopic changes nothing while that one exists"
+        )
+        return _simple(body, now, Reason.CONFLICT, message, result="conflict")
+    handle = await _handle_for(ctx, (namespace, cluster))
+    if handle is None:
+        message = f"KafkaCluster {cluster} is not connected; retrying"
+        return _simple(
+            body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message
+        )
+    try:
+        report = await handle.batcher.submit((namespace, name), TopicRequest(spec))
+    except QueueFullError as error:
+        ctx.metrics.queue_overflows.labels(label).inc()
+        return Verdict({}, "deferred", retry=str(error))
+    except (ZooKeeperError, KazooException, BatcherClosedError) as error:
+        ctx.metrics.zookeeper_errors.labels(label, "connection_lost").inc()
+        message = f"KafkaCluster {cluster} failed during the reconcile ({error}); retrying"
+        return _simple(
+            body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message
+        )
+    return _from_report(body, report, now)
+
+
+async def delete_topic(
+    ctx: OperatorContext, body: Mapping[str, Any], *, claims: Iterable[TopicClaim], identity_of: IdentityOf
+) -> DeletionVerdict:
+    """The end of a KafkaTopic with ``deletionPolicy: Delete``: delete the Kafka topic if the cluster allows it,
+    and always let the KafkaTopic go in the end (see ``deletion``)."""
+    now = ctx.clock()
+    namespace, name, cluster, topic = _names(body)
+
+    def kept(why: str, event_type: str = "Normal") -> DeletionVerdict:
+        return DeletionVerdict(
+            True, "retained", (EventSpec(event_type, "Retained", f"Kafka topic {topic} kept: {why}"),)
+        )
+
+    if is_paused(body):
+        return kept(f'the KafkaTopic is paused ({PAUSED_ANNOTATION}: "true")')
+    spec, errors = validate_topic(ctx, body)
+    if spec is None:
+        return kept("the KafkaTopic is invalid: " + "; ".join(errors), "Warning")
+    owner = _owner_or_none(body, claims, identity_of)
+    if owner is not None:
+        return kept(f"it is owned by KafkaTopic {owner.ref}")
+    handle = await _handle_for(ctx, (namespace, cluster))
+    failure = f"KafkaCluster {cluster} is not connected"
+    if handle is not None:
+        try:
+            report = await handle.batcher.submit((namespace, name), TopicRequest(spec, deleting=True))
+        except QueueFullError as error:
+            return DeletionVerdict(False, "deferred", retry=str(error))
+        except (ZooKeeperError, KazooException, BatcherClosedError) as error:
+            failure = f"KafkaCluster {cluster} failed during the deletion ({error})"
+        else:
+            return _deletion_outcome(report, topic)
+    timeout = ctx.settings.deletion_timeout
+    if release_overdue(body, now, timeout):
+        message = (
+            f"{failure} for more than {timeout:g} s since the deletion was requested: finalizer released, "
+            f"Kafka topic {topic} left in place"
+        )
+        return DeletionVerdict(True, "released", (EventSpec("Warning", "FinalizerReleased", message),))
+    return DeletionVerdict(False, "cluster_unavailable", retry=f"{failure}; retrying")
+
+
+def _deletion_outcome(report: TopicReport, topic: str) -> DeletionVerdict:
+    result = report.result
+    if result is None or result.outcome is TopicOutcome.CONFLICT:
+        return DeletionVerdict(
+            False, "conflict", retry=f"topic {topic} kept changing during its deletion; retrying"
+        )
+    plan = result.plan
+    match result.outcome:
+        case TopicOutcome.APPLIED:
+            message = f"Kafka topic {topic} marked for deletion (the controller deletes it)"
+            return DeletionVerdict(True, "deleted", (EventSpec("Normal", "Deleted", message),))
+        case TopicOutcome.PLANNED:
+            message = f"mode: Plan: Kafka topic {topic} would be deleted; nothing was done"
+            return DeletionVerdict(True, "planned", (EventSpec("Normal", "Planned", message),))
+        case TopicOutcome.REJECTED:
+            why = "; ".join(e.message for e in plan.rejections) or "refused"
+            message = f"Kafka topic {topic} kept: {why}"
+            return DeletionVerdict(True, "retained", (EventSpec("Warning", "DeletionRefused", message),))
+    gone = "already marked for deletion" if plan.status is TopicStatus.UNCHANGED else "not deleted"
+    return DeletionVerdict(
+        True, "deleted", (EventSpec("Normal", "Deleted", f"Kafka topic {topic} is {gone}"),)
+    )
+
+
+def _ready(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    for condition in (body.get("status") or {}).get("conditions") or ():
+        if isinstance(condition, Mapping) and condition.get("type") == READY:
+            return condition
+    return {}
+
+
+def _current(body: Mapping[str, Any]) -> bool:
+    """The status describes the current spec."""
+    status = body.get("status") or {}
+    return status.get("observedGeneration") == (body.get("metadata") or {}).get("generation")
+
+
+async def check_drift(
+    ctx: OperatorContext,
+    handle: ClusterHandle,
+    bodies: Sequence[Mapping[str, Any]],
+    *,
+    claims: Iterable[TopicClaim],
+    identity_of: IdentityOf,
+) -> int:
+    """The drift timer's work for one cluster: plan every owned, unpaused KafkaTopic of it against the watched
+    view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
+    decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
+    whose owner went away). Returns how many topics drifted."""
+    claims = list(claims)
+    state = await asyncio.to_thread(handle.state)
+    owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
+    again: list[Mapping[str, Any]] = []
+    for body in bodies:
+        if is_paused(body):
+            continue
+        if _owner_or_none(body, claims, identity_of) is not None:
+            if _ready(body).get("reason") != Reason.CONFLICT.value or not _current(body):
+                again.append(body)
+            continue
+        spec, _ = validate_topic(ctx, body)
+        if spec is None:
+            if not _current(body) or _ready(body).get("reason") != Reason.INVALID.value:
+                again.append(body)
+            continue
+        owned.append((body, spec))
+    plan = await asyncio.to_thread(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
+    drifted = 0
+    for body, spec in owned:
+        topic_plan = plan.for_topic(spec.name)
+        ready = _ready(body)
+        settled = _current(body) and ready.get("status") == "True" and ready.get("reason") in _SETTLED
+        changes = topic_plan.changes if topic_plan is not None else ()
+        if settled and changes:
+            drifted += 1
+            reverting = ctx.settings.revert_drift and spec.mode is ApplyMode.APPLY
+            rows = drift_rows(changes)
+            if reverting or rows != (body.get("status") or {}).get("drift"):  # report each new drift once
+                ctx.metrics.drift_detected.labels(handle.label).inc()
+                message = f"Topic {spec.name} was changed outside kafka-topic-operator: {summarize_changes(changes)}"
+                message += "; reverting" if reverting else "; not reverted"
+                ctx.events.post(body, type="Warning", reason="DriftDetected", message=message)
+            if (
+                reverting or spec.mode is ApplyMode.PLAN
+            ):  # Plan mode: status.plan shows what a revert would do
+                again.append(body)
+            elif rows != (body.get("status") or {}).get("drift"):
+                await _patch(ctx, body, {"drift": rows, "driftCount": len(rows)})
+        elif not _current(body) or (not settled and ready.get("reason") not in _FINAL_REFUSALS):
+            again.append(
+                body
+            )  # never reconciled for this spec, or left unsettled (cluster down, conflict gone)
+        elif not changes and (body.get("status") or {}).get("driftCount"):
+            again.append(body)  # drift that went away (reverted by hand): clear it
+    ctx.metrics.drifted_topics.labels(handle.label).set(drifted)
+    verdicts = await asyncio.gather(
+        *(reconcile_topic(ctx, body, claims=claims, identity_of=identity_of) for body in again)
+    )
+    for body, verdict in zip(again, verdicts, strict=True):
+        ctx.metrics.reconciles.labels(handle.label, verdict.result).inc()
+        if verdict.status and not same_status(body.get("status"), verdict.status):
+            await _patch(ctx, body, verdict.status)
+            for event in verdict.events:
+                ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
+    return drifted
+
+
+async def _patch(ctx: OperatorContext, body: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+    namespace, name, _, _ = _names(body)
+    try:
+        await ctx.api.patch_status("kafkatopics", namespace, name, status)
+    except (
+        Exception
+    ) as error:  # one topic's failed PATCH (deleted meanwhile, API hiccup) must not stop the rest
+        logger.warning("status of KafkaTopic %s/%s not written: %s", namespace, name, error)

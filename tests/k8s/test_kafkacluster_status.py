@@ -1,0 +1,91 @@
+"""KafkaCluster handlers against a real ZooKeeper: connected and described (brokers, racks, controller, topic
+counts, unmanaged topics), or refused with a reason that says what to fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kopf
+import pytest
+from k8s_world import World, kafka_cluster, kafka_topic, ready
+from kazoo.client import KazooClient
+
+from harness.kafka_cluster import CLUSTER_ID
+from harness.states import cluster_spec, spec
+from harness.zookeeper import ZkChroot
+from topic_operator.reconcile import Reconciler
+
+pytestmark = pytest.mark.zookeeper
+
+
+def test_a_connected_cluster_reports_itself(
+    world: World, cluster: dict[str, Any], kafka_zk: KazooClient
+) -> None:
+    Reconciler(kafka_zk, cluster_spec()).apply([spec("legacy", 1, 1), spec("orders", 1, 1)])
+    orders = kafka_topic("orders", partitions=1, replicas=1)
+
+    async def scenario() -> None:
+        world.add(orders)
+        await world.cluster_changed(cluster)
+
+    world.run(scenario)
+    status = cluster["status"]
+    assert status["connected"] is True
+    assert (status["clusterId"], status["controller"], status["brokerCount"]) == (CLUSTER_ID, 0, 6)
+    assert status["racks"] == ["rack-a", "rack-b", "rack-c"]
+    assert status["brokers"][:2] == [{"id": 0, "rack": "rack-a"}, {"id": 1, "rack": "rack-b"}]
+    assert status["topics"] == {"managed": 1, "unmanaged": 1}
+    assert status["unmanagedTopics"] == ["legacy"]
+    assert (ready(cluster)["status"], ready(cluster)["reason"]) == ("True", "Connected")
+    assert world.kube.events_of("main") == [("Normal", "Connected")]
+    assert world.ctx.metrics.value("kto_unmanaged_topics", cluster="team-a/main") == 1
+
+
+def test_a_path_that_is_not_a_kafka_cluster_is_refused(
+    world: World, zk_chroot: ZkChroot, zk: KazooClient
+) -> None:
+    """The chroot exists but no broker ever registered there (a typo of the chroot, say)."""
+    empty = kafka_cluster("empty", zk_chroot.connect_string)
+
+    async def scenario() -> None:
+        with pytest.raises(kopf.TemporaryError):
+            await world.cluster_changed(empty)
+
+    world.run(scenario)
+    assert empty["status"]["connected"] is False
+    assert (ready(empty)["status"], ready(empty)["reason"]) == ("False", "NotAKafkaCluster")
+    assert (
+        world.ctx.metrics.value(
+            "kto_zookeeper_errors_total", cluster="team-a/empty", kind="not_a_kafka_cluster"
+        )
+        == 1
+    )
+
+
+def test_a_missing_chroot_is_refused(world: World, zk_chroot: ZkChroot) -> None:
+    typo = kafka_cluster("typo", f"{zk_chroot.server_hosts}/no-such-chroot")
+
+    async def scenario() -> None:
+        with pytest.raises(kopf.TemporaryError):
+            await world.cluster_changed(typo)
+
+    world.run(scenario)
+    assert ready(typo)["reason"] == "ChrootMissing"
+
+
+def test_a_missing_secret_is_reported(world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient) -> None:
+    secured = kafka_cluster(
+        "secured",
+        zk_chroot.connect_string,
+        zookeeper={"connect": zk_chroot.connect_string, "auth": {"type": "Digest", "secretName": "zk-creds"}},
+    )
+
+    async def scenario() -> None:
+        with pytest.raises(kopf.TemporaryError, match="Secret team-a/zk-creds does not exist"):
+            await world.cluster_changed(secured)
+        world.kube.add_secret("team-a", "zk-creds", username="kafka", password="s3cret")
+        await world.cluster_changed(secured)
+
+    world.run(scenario)
+    assert (ready(secured)["status"], ready(secured)["reason"]) == ("True", "Connected")
+    assert [r for _, r in world.kube.events_of("secured")] == ["SecretMissing", "Connected"]

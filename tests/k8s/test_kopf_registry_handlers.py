@@ -1,0 +1,90 @@
+"""The kopf registry ``kto run`` starts holds exactly the expected handlers, for the expected resources, with the
+drift interval from the settings; and the operator's HTTP endpoints answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+
+from topic_operator.k8s.handlers import FINALIZER, build_kopf_settings, build_registry
+from topic_operator.k8s.metrics import Metrics
+from topic_operator.k8s.serving import serve
+from topic_operator.k8s.settings import OperatorSettings
+
+
+def _handlers(registry, part: str) -> list[tuple[str, str | None, str | None]]:  # type: ignore[no-untyped-def]
+    found = []
+    for handler in getattr(registry, part).get_all_handlers():
+        resource = handler.selector.any_name if getattr(handler, "selector", None) is not None else None
+        reason = getattr(handler, "reason", None)
+        found.append((handler.id, resource, reason.value if reason is not None else None))
+    return sorted(found, key=str)
+
+
+def test_the_registry_holds_the_expected_handlers() -> None:
+    registry = build_registry(OperatorSettings(drift_interval=42))
+    assert _handlers(registry, "_indexing") == [
+        ("kto_cluster_identities", "kafkaclusters", None),
+        ("kto_topic_claims", "kafkatopics", None),
+        ("kto_topics_by_cluster", "kafkatopics", None),
+    ]
+    assert _handlers(registry, "_changing") == sorted(
+        [
+            ("topic", "kafkatopics", None),  # resume
+            ("topic", "kafkatopics", "create"),
+            ("topic", "kafkatopics", "update"),
+            ("topic-delete/spec.deletionPolicy", "kafkatopics", "delete"),
+            ("cluster", "kafkaclusters", None),
+            ("cluster", "kafkaclusters", "create"),
+            ("cluster", "kafkaclusters", "update"),
+            ("cluster-delete", "kafkaclusters", "delete"),
+        ],
+        key=str,
+    )
+    (timer,) = registry._spawning.get_all_handlers()
+    assert (timer.id, timer.selector.any_name, timer.interval) == ("drift", "kafkaclusters", 42)
+    assert all(
+        h.selector.group == "kto.dev"
+        for part in ("_changing", "_indexing", "_spawning")
+        for h in getattr(registry, part).get_all_handlers()
+    )
+    assert sorted(h.id for h in registry._activities.get_all_handlers()) == ["cleanup", "clusters"]
+
+
+def test_kopf_settings_follow_ours() -> None:
+    peered = build_kopf_settings(OperatorSettings(namespaces=("a",)), priority=7)
+    assert (peered.peering.name, peered.peering.priority, peered.peering.mandatory) == (
+        "kafka-topic-operator",
+        7,
+        True,
+    )
+    assert not peered.peering.clusterwide
+    assert peered.persistence.finalizer == FINALIZER
+    assert peered.scanning.disabled
+    standalone = build_kopf_settings(OperatorSettings(peering=""), priority=1)
+    assert standalone.peering.standalone
+
+
+def test_metrics_and_readiness_endpoints() -> None:
+    metrics = Metrics()
+    metrics.reconciles.labels("ns/main", "applied").inc()
+
+    async def scenario() -> None:
+        ready = asyncio.Event()
+        runner = await serve(metrics, ready, host="127.0.0.1", port=0)
+        port = runner.addresses[0][1]
+        try:
+            async with aiohttp.ClientSession() as session:
+                async with session.get(f"http://127.0.0.1:{port}/readyz") as response:
+                    assert response.status == 503
+                ready.set()
+                async with session.get(f"http://127.0.0.1:{port}/readyz") as response:
+                    assert response.status == 200
+                async with session.get(f"http://127.0.0.1:{port}/metrics") as response:
+                    text = await response.text()
+            assert 'kto_topic_reconciles_total{cluster="ns/main",result="applied"} 1.0' in text
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(scenario())

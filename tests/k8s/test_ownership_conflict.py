@@ -1,0 +1,71 @@
+"""Two KafkaTopics for one topic of one Kafka cluster, in different namespaces (through two KafkaClusters that
+point at the same ZooKeeper): the older owns it, the other is Conflict and writes nothing, whatever the order the
+handlers run in; when the owner goes, the other takes over at the next drift check."""
+
+from __future__ import annotations
+
+import pytest
+from k8s_world import World, kafka_cluster, kafka_topic, ready
+from kazoo.client import KazooClient
+
+from harness.zookeeper import ZkChroot
+from topic_operator.zookeeper.snapshot import read_cluster
+
+pytestmark = pytest.mark.zookeeper
+
+
+def test_the_older_declaration_owns_the_topic_and_nothing_flip_flops(
+    world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    # Two spellings of one ensemble and chroot (a host listed twice): the same Kafka cluster.
+    host, chroot = zk_chroot.connect_string.split("/", 1)
+    first = kafka_cluster("main", f"{host}/{chroot}", namespace="team-a")
+    second = kafka_cluster("shared", f"{host},{host}/{chroot}", namespace="team-b")
+    older = kafka_topic(
+        "orders", cluster="main", namespace="team-a", partitions=3, created="2025-01-01T00:00:00Z"
+    )
+    younger = kafka_topic(
+        "orders", cluster="shared", namespace="team-b", partitions=9, created="2025-01-02T00:00:00Z"
+    )
+
+    async def scenario() -> None:
+        await world.cluster_changed(first)
+        await world.cluster_changed(second)
+        world.add(older)
+        await world.topic_changed(younger)  # the younger one is handled first, and must still lose
+        await world.topic_changed(older)
+        for _ in range(2):  # again, in the other order: the same verdicts
+            await world.topic_changed(older)
+            await world.topic_changed(younger)
+        assert read_cluster(kafka_zk).topics["orders"].partition_count == 3
+        assert (ready(older)["status"], ready(younger)["status"]) == ("True", "False")
+        assert ready(younger)["reason"] == "Conflict"
+        assert "team-a/orders" in ready(younger)["message"]
+        assert (
+            world.kube.events_of("orders").count(("Warning", "Conflict")) == 1
+        )  # posted once, not per retry
+
+        world.remove(older)  # the owner is deleted (Retain: the topic stays); the drift check hands over
+        await world.tick(second)
+        assert read_cluster(kafka_zk).topics["orders"].partition_count == 9
+        assert ready(younger)["reason"] == "Updated"
+
+    world.run(scenario)
+
+
+def test_same_name_in_different_clusters_is_no_conflict(
+    world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    main = kafka_cluster("main", zk_chroot.connect_string)
+    other = kafka_cluster("other", f"{zk_chroot.server_hosts}/another-cluster")
+    a = kafka_topic("orders", cluster="main")
+    b = kafka_topic("orders", cluster="other")
+
+    async def scenario() -> None:
+        await world.cluster_changed(main)
+        world.add(other)  # never connected: its identity differs anyway
+        world.add(b)
+        await world.topic_changed(a)
+
+    world.run(scenario)
+    assert ready(a)["reason"] == "Created"
