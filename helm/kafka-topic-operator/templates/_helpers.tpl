@@ -1,0 +1,62 @@
+{{/* The chart's name, overridable. */}}
+{{- define "kto.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name: the release name alone when it already contains the chart's name. */}}
+{{- define "kto.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else if contains (include "kto.name" .) .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "kto.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "kto.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The standard labels (https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/). */}}
+{{- define "kto.labels" -}}
+helm.sh/chart: {{ include "kto.chart" . }}
+{{ include "kto.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kafka-topic-operator
+{{- end }}
+
+{{- define "kto.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kto.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{- define "kto.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kto.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "kto.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The RBAC rules, shared by the ClusterRole (all namespaces) and the per-namespace Roles. */}}
+{{- define "kto.rules" -}}
+- apiGroups: [kto.dev]
+  resources: [kafkatopics, kafkaclusters]
+  verbs: [list, watch, patch]
+- apiGroups: [kto.dev]
+  resources: [kafkatopics/status, kafkaclusters/status]
+  verbs: [patch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get]
+{{- end }}
