@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.kafka_cluster import make_kafka_cluster
 from harness.zookeeper import (
     Ensemble,
     ZkChroot,
@@ -125,6 +126,14 @@ def zk(zk_chroot: ZkChroot) -> Iterator[KazooClient]:
     client = new_client(zk_chroot.connect_string)
     yield client
     close_client(client)
+
+
+@pytest.fixture
+def kafka_zk(zk: KazooClient) -> KazooClient:
+    """The test's chroot made to look like a running Kafka cluster (6 brokers in racks a/b/c, see
+    ``harness.kafka_cluster``); the chroot and the brokers' session go away with ``zk``."""
+    make_kafka_cluster(zk)
+    return zk
 
 
 @pytest.fixture(scope="session")

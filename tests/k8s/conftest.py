@@ -1,4 +1,4 @@
-"""Fixtures of the handler tests: a Kafka-looking ZooKeeper chroot, the operator's settings and a ``World``
+"""Fixtures of the handler tests (``kafka_zk`` comes from tests/conftest.py): the operator's settings and a ``World``
 (see ``k8s_world``) whose Kubernetes API is the fake at the operator's seam."""
 
 from __future__ import annotations
@@ -11,17 +11,9 @@ import pytest
 from k8s_world import Clock, FakeKubernetes, World, kafka_cluster
 from kazoo.client import KazooClient
 
-from harness.kafka_cluster import make_kafka_cluster
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.settings import OperatorSettings
-
-
-@pytest.fixture
-def kafka_zk(zk: KazooClient) -> KazooClient:
-    """The test's chroot made to look like a 6-broker, 3-rack Kafka cluster (see ``harness.kafka_cluster``)."""
-    make_kafka_cluster(zk)
-    return zk
 
 
 @pytest.fixture
