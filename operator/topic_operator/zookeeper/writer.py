@@ -29,7 +29,7 @@ from kazoo.exceptions import (
     RolledBackError,
     SessionExpiredError,
 )
-from kazoo.retry import KazooRetry
+from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import ACL
 
 from topic_operator.kafka.errors import (
@@ -92,7 +92,8 @@ class ZooKeeperWriter:
     """Applies actions through one started client rooted at a Kafka cluster's chroot.
 
     ``acl``: ACLs for every znode created (``KAFKA_SECURE_ACL`` for clusters run with ``zookeeper.set.acl=true``;
-    default: the client's default, open). ``sleep`` is injectable so tests of the retry path need not wait.
+    default: the client's default, open). ``retry_deadline``: how long to wait for ZooKeeper to come back before
+    reporting an action's outcome as unknown. ``sleep`` is injectable so tests of the retry path need not wait.
     """
 
     def __init__(
@@ -102,13 +103,16 @@ class ZooKeeperWriter:
         acl: Sequence[ACL] | None = None,
         max_attempts: int = 5,
         window: int = 1000,
+        retry_deadline: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._client = client
         self._acl = list(acl) if acl is not None else None
         self._max_attempts = max_attempts
         self._window = window
-        self._retry = KazooRetry(max_tries=-1, deadline=60.0, ignore_expire=True, sleep_func=sleep)
+        self._retry = KazooRetry(max_tries=-1, deadline=retry_deadline, ignore_expire=True, sleep_func=sleep)
+        self._wait = retry_deadline
+        self._ensemble_away = False
         self._checked_cluster = False
 
     # -- public -------------------------------------------------------------------------------------------------
@@ -126,6 +130,7 @@ class ZooKeeperWriter:
         self.require_kafka_cluster()
         self._ensure_parents(actions)
         reassigning = self._topics_being_reassigned(actions)
+        self._ensemble_away = False
         results: list[WriteResult | None] = [None] * len(actions)
         in_flight: list[tuple[int, Any]] = []
         for index, action in enumerate(actions):
@@ -247,36 +252,46 @@ class ZooKeeperWriter:
     def _collect(
         self, actions: Sequence[Action], in_flight: list[tuple[int, Any]], results: list[WriteResult | None]
     ) -> None:
+        """Every wait is bounded: kazoo keeps unsent requests queued while disconnected, so an unbounded wait
+        would block for as long as the ensemble is away."""
+        lost = (*_UNKNOWN_OUTCOME, self._client.handler.timeout_exception)
         for index, pending in in_flight:
             action = actions[index]
             try:
-                answers = pending.get()
-            except _UNKNOWN_OUTCOME:
+                answers = pending.get(timeout=0 if self._ensemble_away else self._wait)
+            except lost:
                 results[index] = self._recover(action)
             else:
                 results[index] = _result_of(action, answers)
         in_flight.clear()
 
     def _recover(self, action: Action) -> WriteResult:
-        """The commit's fate was lost with the connection: find out, and send it again only if it did not land."""
-        for attempt in range(1, self._max_attempts + 1):
+        """The commit's fate was lost with the connection: find out, and send it again only if it did not land.
+        Once the ensemble has stayed away past the retry deadline, the rest of the batch is reported at once."""
+        lost = (*_UNKNOWN_OUTCOME, self._client.handler.timeout_exception)
+        attempt = 0
+        while not self._ensemble_away and attempt < self._max_attempts:
+            attempt += 1
             try:
-                verdict = self._retry(_verify, self._client, action)
+                verdict = self._retry(_verify, self._client, action, self._wait)
             except WriteConflictError as conflict:
                 return WriteResult(action, Outcome.CONFLICT, conflict, retried=attempt - 1)
+            except (RetryFailedError, self._client.handler.timeout_exception):
+                self._ensemble_away = True
+                break
             if verdict is _Verdict.COMMITTED:
                 return WriteResult(action, Outcome.APPLIED, retried=attempt - 1)
             try:
-                answers = self._transaction(action).commit()
-            except _UNKNOWN_OUTCOME:
+                answers = self._transaction(action).commit_async().get(timeout=self._wait)
+            except lost:
                 continue
             result = _result_of(action, answers)
             return WriteResult(result.action, result.outcome, result.error, retried=attempt)
         unavailable = ZooKeeperUnavailableError(
-            f"topic '{action.topic}': ZooKeeper kept dropping the connection; {self._max_attempts} attempts "
-            "could not tell whether the write landed"
+            f"topic '{action.topic}': ZooKeeper kept dropping the connection or stayed away; it could not be "
+            "told whether the write landed (re-read and re-plan once it is back)"
         )
-        return WriteResult(action, Outcome.CONFLICT, unavailable, retried=self._max_attempts)
+        return WriteResult(action, Outcome.CONFLICT, unavailable, retried=attempt)
 
 
 def _topic_payload_for_create(action: CreateTopic) -> bytes:
@@ -324,20 +339,24 @@ def _result_of(action: Action, answers: Sequence[object]) -> WriteResult:
     return WriteResult(action, Outcome.REJECTED, failure)
 
 
-def _verify(client: KazooClient, action: Action) -> _Verdict:
+def _verify(client: KazooClient, action: Action, timeout: float) -> _Verdict:
     """Did this action's transaction commit? Decided from what it would have changed; raises
-    ``WriteConflictError`` when the znode shows neither our write nor the state we wrote over."""
+    ``WriteConflictError`` when the znode shows neither our write nor the state we wrote over.
+
+    After a reconnect the client may be on a follower that has not yet applied our commit: ``sync`` first makes
+    that server catch up with the leader, so the read cannot miss a write that did land."""
+    client.sync_async(_changed_path(action)).get(timeout=timeout)
     match action:
         case CreateTopic():
             try:
-                data, _ = client.get(TopicZNode.path(action.topic))
+                data, _ = client.get_async(TopicZNode.path(action.topic)).get(timeout=timeout)
             except NoNodeError:
                 return _Verdict.NOT_COMMITTED
             if TopicZNode.decode(action.topic, data).partitions == dict(action.assignment):
                 return _Verdict.COMMITTED
             raise WriteConflictError(action.topic, TopicZNode.path(action.topic), "another writer created it")
         case AddPartitions():
-            data, stat = client.get(TopicZNode.path(action.topic))
+            data, stat = client.get_async(TopicZNode.path(action.topic)).get(timeout=timeout)
             if stat.version == action.expected_version:
                 return _Verdict.NOT_COMMITTED
             wanted = {**action.existing, **action.new_partitions}
@@ -350,7 +369,7 @@ def _verify(client: KazooClient, action: Action) -> _Verdict:
         case AlterConfig():
             path = TopicConfigZNode.path(action.topic)
             try:
-                data, stat = client.get(path)
+                data, stat = client.get_async(path).get(timeout=timeout)
             except NoNodeError:
                 if action.expected_version is None:
                     return _Verdict.NOT_COMMITTED
@@ -364,5 +383,5 @@ def _verify(client: KazooClient, action: Action) -> _Verdict:
                 return _Verdict.COMMITTED
             raise WriteConflictError(action.topic, path, "its version moved")
         case DeleteTopic():
-            exists = client.exists(DeleteTopicZNode.path(action.topic)) is not None
+            exists = client.exists_async(DeleteTopicZNode.path(action.topic)).get(timeout=timeout) is not None
             return _Verdict.COMMITTED if exists else _Verdict.NOT_COMMITTED
