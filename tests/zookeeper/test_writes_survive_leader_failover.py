@@ -15,10 +15,8 @@ commits lost their answer, of which 0-50 had in fact committed (found by re-read
 
 from __future__ import annotations
 
-import random
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,15 +27,18 @@ from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 from kazoo.protocol.states import KazooState
 
 from harness.kafka_cluster import CLUSTER_ID, SIX_BROKERS_THREE_RACKS
+from harness.write_faults import (
+    RecordedTransaction,
+    assert_config_changes_whole,
+    assert_creations_whole,
+    config_changes,
+    creations,
+    fresh_read,
+)
 from harness.zookeeper import Ensemble, chroot_for, close_client, connected, delete_chroot, new_client
-from topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
-from topic_operator.model import ClusterState
-from topic_operator.plan import AlterConfig, CreateTopic
-from topic_operator.zookeeper.errors import WriteConflictError, ZooKeeperUnavailableError
 from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import Outcome, WriteResult, ZooKeeperWriter
-from topic_operator.zookeeper.znodes import ConfigChangeZNode
 
 BATCH = 200
 FAULT_AT = 100
@@ -124,7 +125,7 @@ class FaultInBatch:
             self.unanswered_at_fault = sum(not answer.ready() for answer in self.commits)
             self.fired_at = time.monotonic()
             self.fault()
-        return _RecordedTransaction(self.client, self.commits)
+        return RecordedTransaction(self.client, self.commits)
 
     def _wait_until_flowing(self, timeout: float = 10.0) -> None:
         """Hold the writer until half of what it sent is answered: the rest are then somewhere between the
@@ -159,17 +160,6 @@ class FaultInBatch:
     def lost(self) -> int:
         """Commits whose answer never came: the connection (or session) went first."""
         return sum(isinstance(answer.exception, _LOST) for answer in self.commits)
-
-
-class _RecordedTransaction(TransactionRequest):  # type: ignore[misc]  # kazoo is untyped
-    def __init__(self, client: KazooClient, log: list[Any]) -> None:
-        super().__init__(client)
-        self._log = log
-
-    def commit_async(self) -> Any:
-        answer = super().commit_async()
-        self._log.append(answer)
-        return answer
 
 
 def writer_client(cluster: KafkaOnEnsemble) -> KazooClient:
@@ -209,53 +199,6 @@ def run_bounded(work: Callable[[], list[WriteResult]], timeout: float) -> list[W
 
 
 # -- the batches ------------------------------------------------------------------------------------------------
-
-
-def creations(count: int, seed: int = 7) -> list[CreateTopic]:
-    """Rack-aware RF 3 topics over the six registered brokers, each with its own config values."""
-    brokers = [BrokerMetadata(i, rack) for i, rack in enumerate(SIX_BROKERS_THREE_RACKS)]
-    rng = random.Random(seed)
-    actions = []
-    for i in range(count):
-        assignment = assign_replicas_to_brokers(brokers, 6, 3, rng=rng)
-        actions.append(
-            CreateTopic(
-                f"events-{i:03d}",
-                {p: tuple(replicas) for p, replicas in assignment.items()},
-                {"retention.ms": str(3_600_000 + i), "cleanup.policy": "delete", "min.insync.replicas": "2"},
-            )
-        )
-    return actions
-
-
-def new_config(i: int) -> dict[str, str]:
-    return {"retention.ms": str(86_400_000 + i), "cleanup.policy": "compact", "segment.bytes": "104857600"}
-
-
-def fresh_read(connect_string: str) -> tuple[ClusterState, Counter[str]]:
-    """The cluster and the notifications per entity path, read by a client that saw none of the fault."""
-    with connected(connect_string) as reader:
-        reader.sync("/")
-        state = read_cluster(reader)
-        names = reader.get_children(ConfigChangeZNode.path)
-        answers = {n: reader.get_async(f"{ConfigChangeZNode.path}/{n}") for n in names}
-        notified: Counter[str] = Counter()
-        for name, answer in answers.items():
-            entity = ConfigChangeZNode.decode(f"{ConfigChangeZNode.path}/{name}", answer.get()[0])
-            assert entity is not None, f"unreadable notification {name}"
-            notified[entity] += 1
-    return state, notified
-
-
-def assert_truthful_failures(results: Sequence[WriteResult], landed: set[str]) -> None:
-    """APPLIED exactly for the writes that landed; the others carry a conflict or unavailable error."""
-    for result in results:
-        if result.action.topic in landed:
-            assert result.outcome is Outcome.APPLIED, f"false failure for a write that landed: {result}"
-            assert result.error is None, result
-        else:
-            assert result.outcome is not Outcome.APPLIED, f"reported applied, not there: {result}"
-            assert isinstance(result.error, WriteConflictError | ZooKeeperUnavailableError), result
 
 
 def report(what: str, fault: FaultInBatch, results: Sequence[WriteResult], batch_ended: float) -> None:
@@ -305,17 +248,7 @@ def test_topic_creations_are_all_or_nothing_across_a_leader_crash(
 
     state, notified = fresh_read(kafka_on_ensemble.connect_string)
     assert ensemble.leader() is not leader
-    assert state.unreadable_topics == {}
-    assert state.orphan_configs == {}, "a config znode without its topic: a creation was half-applied"
-    for action in actions:
-        topic = state.topics.get(action.topic)
-        if topic is None:
-            continue
-        assert topic.partitions == dict(action.assignment)
-        assert topic.config == dict(action.config)
-        assert (topic.topic_znode_version, topic.config_znode_version) == (0, 0)
-    assert notified == Counter(), "creating a topic announces no config change"
-    assert_truthful_failures(results, set(state.topics))
+    assert_creations_whole(state, notified, actions, results)
     assert len(state.topics) == BATCH, "the writer gave up on writes the surviving quorum would have taken"
 
 
@@ -331,10 +264,7 @@ def test_config_changes_have_one_notification_each_across_a_leader_crash(
         writer = ZooKeeperWriter(client, window=WINDOW)
         assert {r.outcome for r in writer.apply_all(topics)} == {Outcome.APPLIED}
         before = read_cluster(client)
-        changes = [
-            AlterConfig(t.topic, new_config(i), before.topics[t.topic].config_znode_version)
-            for i, t in enumerate(topics)
-        ]
+        changes = config_changes(topics, before)
         fault.install(monkeypatch)
         results = run_bounded(lambda: writer.apply_all(changes), BATCH_TIMEOUT)
         batch_ended = time.monotonic()
@@ -347,18 +277,5 @@ def test_config_changes_have_one_notification_each_across_a_leader_crash(
     assert_fault_landed_mid_batch(fault, results)
 
     state, notified = fresh_read(kafka_on_ensemble.connect_string)
-    applied = set()
-    for i, (created, change) in enumerate(zip(topics, changes, strict=True)):
-        topic = state.topics[change.topic]
-        assert topic.partitions == dict(created.assignment)
-        if topic.config == new_config(i):
-            assert topic.config_znode_version == 1
-            assert notified[f"topics/{change.topic}"] == 1, f"{change.topic}: applied once, announced twice?"
-            applied.add(change.topic)
-        else:
-            assert topic.config == dict(created.config), f"{change.topic}: neither old nor new config"
-            assert topic.config_znode_version == 0
-            assert notified[f"topics/{change.topic}"] == 0, f"{change.topic}: announced but not applied"
-    assert sum(notified.values()) == len(applied), f"notifications for other entities: {notified}"
-    assert_truthful_failures(results, applied)
+    applied = assert_config_changes_whole(state, notified, topics, changes, results)
     assert len(applied) == BATCH, "the writer gave up on writes the surviving quorum would have taken"

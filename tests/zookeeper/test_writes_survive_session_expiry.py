@@ -15,7 +15,6 @@ are queued, in flight or answered.
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,15 +24,18 @@ from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 from kazoo.protocol.states import KazooState
 
-from harness.kafka_cluster import SIX_BROKERS_THREE_RACKS, make_kafka_cluster
-from harness.zookeeper import ZkChroot, close_client, connected, expire_session, new_client
-from topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
-from topic_operator.model import ClusterState
-from topic_operator.plan import AlterConfig, CreateTopic
-from topic_operator.zookeeper.errors import WriteConflictError, ZooKeeperUnavailableError
+from harness.kafka_cluster import make_kafka_cluster
+from harness.write_faults import (
+    RecordedTransaction,
+    assert_config_changes_whole,
+    assert_creations_whole,
+    config_changes,
+    creations,
+    fresh_read,
+)
+from harness.zookeeper import ZkChroot, close_client, expire_session, new_client
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import Outcome, WriteResult, ZooKeeperWriter
-from topic_operator.zookeeper.znodes import ConfigChangeZNode
 
 BATCH = 200
 FAULT_AT = 50
@@ -73,7 +75,7 @@ class ExpiryInBatch:
             self.expired_session = self.client.client_id[0]
             self._expiry = threading.Thread(target=self._expire, name="expire-session", daemon=True)
             self._expiry.start()
-        return _RecordedTransaction(self.client, self.commits)
+        return RecordedTransaction(self.client, self.commits)
 
     def _expire(self) -> None:
         try:
@@ -104,17 +106,6 @@ class ExpiryInBatch:
         )
 
 
-class _RecordedTransaction(TransactionRequest):  # type: ignore[misc]  # kazoo is untyped
-    def __init__(self, client: KazooClient, log: list[Any]) -> None:
-        super().__init__(client)
-        self._log = log
-
-    def commit_async(self) -> Any:
-        answer = super().commit_async()
-        self._log.append(answer)
-        return answer
-
-
 # -- the cluster and the batches --------------------------------------------------------------------------------
 
 
@@ -129,37 +120,6 @@ class Cluster:
 def cluster(zk_chroot: ZkChroot, zk: KazooClient) -> Cluster:
     make_kafka_cluster(zk)
     return Cluster(zk_chroot, zk)
-
-
-def creations(count: int) -> list[CreateTopic]:
-    """Rack-aware RF 3 topics over the six registered brokers, each with its own config values."""
-    brokers = [BrokerMetadata(i, rack) for i, rack in enumerate(SIX_BROKERS_THREE_RACKS)]
-    return [
-        CreateTopic(
-            f"payments-{i:03d}",
-            {p: tuple(r) for p, r in assign_replicas_to_brokers(brokers, 6, 3, fixed_start_index=i).items()},
-            {"retention.ms": str(3_600_000 + i), "cleanup.policy": "delete"},
-        )
-        for i in range(count)
-    ]
-
-
-def new_config(i: int) -> dict[str, str]:
-    return {"retention.ms": str(86_400_000 + i), "max.message.bytes": "2097152"}
-
-
-def fresh_read(connect_string: str) -> tuple[ClusterState, Counter[str]]:
-    """The cluster and the notifications per entity path, read by a client that saw none of the fault."""
-    with connected(connect_string) as reader:
-        state = read_cluster(reader)
-        names = reader.get_children(ConfigChangeZNode.path)
-        answers = {n: reader.get_async(f"{ConfigChangeZNode.path}/{n}") for n in names}
-        notified: Counter[str] = Counter()
-        for name, answer in answers.items():
-            entity = ConfigChangeZNode.decode(f"{ConfigChangeZNode.path}/{name}", answer.get()[0])
-            assert entity is not None, f"unreadable notification {name}"
-            notified[entity] += 1
-    return state, notified
 
 
 def run_with_expiry(
@@ -211,17 +171,6 @@ def check_fault_and_report(
     assert sorted(cluster.brokers.get_children("/brokers/ids")) == [str(b) for b in range(6)]
 
 
-def assert_truthful_failures(results: Sequence[WriteResult], landed: set[str]) -> None:
-    """APPLIED exactly for the writes that landed; the others carry a conflict or unavailable error."""
-    for result in results:
-        if result.action.topic in landed:
-            assert result.outcome is Outcome.APPLIED, f"false failure for a write that landed: {result}"
-            assert result.error is None, result
-        else:
-            assert result.outcome is not Outcome.APPLIED, f"reported applied, not there: {result}"
-            assert isinstance(result.error, WriteConflictError | ZooKeeperUnavailableError), result
-
-
 # -- tests ------------------------------------------------------------------------------------------------------
 
 
@@ -239,16 +188,7 @@ def test_topic_creations_are_all_or_nothing_across_a_session_expiry(
     check_fault_and_report("topic creations, session expired", cluster, fault, results)
 
     state, notified = fresh_read(cluster.chroot.connect_string)
-    assert state.unreadable_topics == {}
-    assert state.orphan_configs == {}, "a config znode without its topic: a creation was half-applied"
-    for action in actions:
-        topic = state.topics.get(action.topic)
-        if topic is not None:
-            assert topic.partitions == dict(action.assignment)
-            assert topic.config == dict(action.config)
-            assert (topic.topic_znode_version, topic.config_znode_version) == (0, 0)
-    assert notified == Counter(), "creating a topic announces no config change"
-    assert_truthful_failures(results, set(state.topics))
+    assert_creations_whole(state, notified, actions, results)
     assert len(state.topics) == BATCH, "the writer gave up on writes a healthy server would have taken"
 
 
@@ -261,10 +201,7 @@ def test_config_changes_have_one_notification_each_across_a_session_expiry(
         writer = ZooKeeperWriter(client, window=WINDOW)
         assert {r.outcome for r in writer.apply_all(topics)} == {Outcome.APPLIED}
         before = read_cluster(client)
-        changes = [
-            AlterConfig(t.topic, new_config(i), before.topics[t.topic].config_znode_version)
-            for i, t in enumerate(topics)
-        ]
+        changes = config_changes(topics, before)
         fault, results = run_with_expiry(cluster, monkeypatch, client, writer, changes)
     finally:
         close_client(client)
@@ -272,18 +209,5 @@ def test_config_changes_have_one_notification_each_across_a_session_expiry(
     check_fault_and_report("config changes, session expired", cluster, fault, results)
 
     state, notified = fresh_read(cluster.chroot.connect_string)
-    applied = set()
-    for i, (created, change) in enumerate(zip(topics, changes, strict=True)):
-        topic = state.topics[change.topic]
-        assert topic.partitions == dict(created.assignment)
-        if topic.config == new_config(i):
-            assert topic.config_znode_version == 1
-            assert notified[f"topics/{change.topic}"] == 1, f"{change.topic}: applied once, announced twice?"
-            applied.add(change.topic)
-        else:
-            assert topic.config == dict(created.config), f"{change.topic}: neither old nor new config"
-            assert topic.config_znode_version == 0
-            assert notified[f"topics/{change.topic}"] == 0, f"{change.topic}: announced but not applied"
-    assert sum(notified.values()) == len(applied), f"notifications for other entities: {notified}"
-    assert_truthful_failures(results, applied)
+    applied = assert_config_changes_whole(state, notified, topics, changes, results)
     assert len(applied) == BATCH, "the writer gave up on writes a healthy server would have taken"
