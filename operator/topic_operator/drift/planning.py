@@ -1,0 +1,157 @@
+"""The Python stage of the drift job: one cluster's declared topics and snapshot in, the engine's plan out.
+
+This is the only part of the job that has to run Python, because it runs the pure port (``plan``): a Spark task
+gets one cluster's rows, rebuilds the ``ClusterState`` and ``TopicSpec`` values exactly as ``kto plan`` would have
+them (``snapshot_rows.rows_to_clusters``, ``desired_rows.spec_from_row``), and returns
+
+- the plan document, ``plan_to_dict`` serialised as ``kto plan -o json`` prints it, for ``plans/<cluster>.json``;
+- the facts the native stages need about every topic the plan does something to (status, action types,
+  rejections) and the config keys that differ, compared by ``comparable_config`` as the planner compares them.
+
+Unchanged topics produce no facts, so what leaves Python is proportional to the drift, not to the fleet.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from topic_operator.kafka.topic_configs import comparable_config
+from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
+from topic_operator.plan import Plan, TopicStatus, plan
+from topic_operator.plan_output import action_to_dict, plan_to_dict
+from topic_operator.snapshot_rows import rows_to_clusters
+
+__all__ = [
+    "CLUSTER_FIELDS",
+    "PLANNED_TOPIC_FIELDS",
+    "ClusterPlan",
+    "ConfigDiff",
+    "Rejection",
+    "TopicFacts",
+    "cluster_state",
+    "config_differences",
+    "plan_cluster",
+    "plan_document",
+]
+
+CLUSTER_FIELDS: Final = (
+    "schema",
+    "cluster",
+    "cluster_id",
+    "controller",
+    "taken_at",
+    "brokers",
+    "marked_for_deletion",
+    "orphan_configs",
+    "unreadable_topics",
+)
+"""The fields every snapshot row of a cluster repeats (``snapshot_rows``): sent to the stage once per cluster."""
+
+PLANNED_TOPIC_FIELDS: Final = (
+    "topic",
+    "partitions",
+    "topic_id",
+    "config",
+    "topic_znode_version",
+    "config_znode_version",
+    "topic_marked_for_deletion",
+    "reassignment_in_progress",
+)
+"""The per-topic fields the planner reads. Partition states are left out: the plan does not depend on them,
+and they are most of a row's bytes."""
+
+_ACTIVE: Final = frozenset({TopicStatus.CREATE, TopicStatus.CHANGE, TopicStatus.DELETE, TopicStatus.REJECTED})
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    field: str | None
+    kafka_class: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigDiff:
+    """One override key that differs; values as written (declared / in ZooKeeper), None where absent."""
+
+    key: str
+    desired: str | None
+    actual: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicFacts:
+    topic: str
+    status: str
+    actions: tuple[str, ...]
+    """Action types as in the plan's JSON (``create``, ``add_partitions``, ``alter_config``, ``delete``)."""
+    rejections: tuple[Rejection, ...]
+    config_diffs: tuple[ConfigDiff, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPlan:
+    cluster: str
+    plan: Plan
+    document: str
+    facts: tuple[TopicFacts, ...]
+
+
+def cluster_state(header: Mapping[str, Any], topics: Iterable[Mapping[str, Any]]) -> ClusterState:
+    """The ``ClusterState`` that ``rows_to_clusters`` reads from this cluster's snapshot rows: each topic's
+    fields joined to the cluster's shared fields, as ``kto snapshot`` wrote them."""
+    shared = {key: header.get(key) for key in CLUSTER_FIELDS}
+    rows = [{**shared, "topic": None}, *({**shared, **topic} for topic in topics)]
+    return rows_to_clusters(rows)[str(header["cluster"])]
+
+
+def config_differences(declared: Mapping[str, str], actual: Mapping[str, str]) -> list[ConfigDiff]:
+    """The keys the plan's ``AlterConfig`` would change, found as the planner finds them: canonical values
+    compared (``1000`` equals ``" 1000 "``, list configs as sets), raw values reported."""
+    if dict(declared) == dict(actual):
+        return []
+    after, before = comparable_config(declared), comparable_config(actual)
+    return [
+        ConfigDiff(key, declared.get(key), actual.get(key))
+        for key in sorted(set(before) | set(after))
+        if before.get(key) != after.get(key)
+    ]
+
+
+def plan_document(result: Plan) -> str:
+    """``plans/<cluster>.json``: the document ``kto plan -o json`` prints for the same plan."""
+    return json.dumps(plan_to_dict(result), indent=2) + "\n"
+
+
+def plan_cluster(
+    specs: Iterable[TopicSpec], state: ClusterState, cluster: ClusterSpec, *, seed: int
+) -> ClusterPlan:
+    """Plan one cluster and extract what the native stages need. Topics the plan leaves alone produce no facts."""
+    declared = list(specs)
+    result = plan(declared, state, cluster, seed=seed)
+    by_name = {
+        spec.name: spec for spec in reversed(declared)
+    }  # the first declaration, as the plan reports it
+    facts: list[TopicFacts] = []
+    for topic in result.topics:
+        spec, current = by_name.get(topic.topic), state.topics.get(topic.topic)
+        diffs = (
+            config_differences(spec.config, current.config)
+            if spec is not None and current is not None
+            else []
+        )
+        if topic.status not in _ACTIVE and not diffs:
+            continue
+        facts.append(
+            TopicFacts(
+                topic=topic.topic,
+                status=topic.status.value,
+                actions=tuple(str(action_to_dict(a)["type"]) for a in topic.actions),
+                rejections=tuple(Rejection(e.field, e.kafka_class, e.message) for e in topic.rejections),
+                config_diffs=tuple(diffs),
+            )
+        )
+    return ClusterPlan(cluster.name, result, plan_document(result), tuple(facts))

@@ -1,0 +1,317 @@
+"""``report.html``: what a platform team reads after a drift run, as one self-contained file.
+
+Sections, in order: the fleet summary (clusters, topics, findings by severity, what the plans would do), drift by
+kind (a stacked bar chart per cluster and a table explaining each kind), an overview table of every cluster,
+then one section per cluster (its findings, errors first, and its brokers' replica and leader counts with the
+range that is not skew), manifest problems, and how the run went (inputs, phase timings).
+
+Charts are drawn with matplotlib's object API (no pyplot, so no global state and no display) and embedded as
+base64 PNG, so the file reads offline and can be attached to a ticket. Every text that came from outside --
+cluster and topic names, config values, messages -- is HTML-escaped. Pure: the job hands over collected values.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from matplotlib.figure import Figure
+
+from topic_operator.drift.kinds import KIND_INFO, Finding, Kind, Severity, skew_bounds
+from topic_operator.drift.outputs import PLANS_DIR, ClusterSummary
+from topic_operator.drift.rules import BrokerLoad
+
+__all__ = ["ReportData", "render_report"]
+
+MAX_CLUSTERS_IN_KIND_CHART: Final = 30
+MAX_BROKER_CHARTS: Final = 20
+"""Clusters whose broker chart is drawn (the most skewed first); the others get the table only."""
+
+_KIND_COLOURS: Final = dict(
+    zip(
+        list(Kind),
+        (
+            "#4e79a7", "#bab0ac", "#59a14f", "#e15759", "#b07aa1", "#f28e2b", "#9c755f",
+            "#d37295", "#edc948", "#ff0000", "#76b7b2", "#86bcb6", "#a0cbe8", "#000000",
+        ),
+        strict=True,
+    )
+)  # fmt: skip
+
+_STYLE: Final = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.error { color: #b00020; font-weight: 600; } .warning { color: #9a6700; } .info { color: #555; }
+.meta { color: #555; } .chart { max-width: 100%; } code { font-size: 12px; }
+.cards { display: flex; gap: 1em; flex-wrap: wrap; }
+.card { border: 1px solid #ddd; border-radius: 6px; padding: .6em 1em; min-width: 9em; }
+.card b { display: block; font-size: 1.6em; }
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    summary: Mapping[str, Any]
+    """``summary.json``'s document."""
+    clusters: Sequence[ClusterSummary]
+    findings: Sequence[Finding]
+    """The findings the tables show (the job sends the first few of each cluster, errors first)."""
+    loads: Sequence[BrokerLoad]
+
+
+def _e(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _png(figure: Figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img class="chart" alt="chart" src="data:image/png;base64,{encoded}">'
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: Iterable[int] = ()) -> str:
+    """Cells are HTML already (callers escape); ``numeric`` columns are right-aligned."""
+    right = set(numeric)
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(f'<td class="n">{c}</td>' if i in right else f"<td>{c}</td>" for i, c in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _severity(value: str) -> str:
+    return f'<span class="{_e(value)}">{_e(value)}</span>'
+
+
+# -- charts ------------------------------------------------------------------------------------------------------
+
+
+def kind_chart(clusters: Sequence[ClusterSummary]) -> str | None:
+    """Stacked horizontal bars: findings per kind for the clusters with the most findings."""
+    shown = sorted((c for c in clusters if c.total), key=lambda c: (-c.total, c.name))[
+        :MAX_CLUSTERS_IN_KIND_CHART
+    ]
+    if not shown:
+        return None
+    kinds = [k for k in Kind if any(c.findings.get(k.value) for c in shown)]
+    figure = Figure(figsize=(10, 1.2 + 0.32 * len(shown)), dpi=96)
+    axes = figure.subplots()
+    names = [c.name for c in reversed(shown)]
+    left = [0] * len(names)
+    for kind in kinds:
+        values = [c.findings.get(kind.value, 0) for c in reversed(shown)]
+        axes.barh(names, values, left=left, color=_KIND_COLOURS[kind], label=KIND_INFO[kind].title)
+        left = [a + b for a, b in zip(left, values, strict=True)]
+    axes.set_xlabel("findings")
+    axes.legend(loc="lower right", fontsize=8)
+    axes.set_title("Drift by kind per cluster")
+    return _png(figure)
+
+
+def broker_chart(cluster: str, loads: Sequence[BrokerLoad]) -> str | None:
+    """Replicas and leaders per broker side by side, with the band of counts that is not skew."""
+    if not loads:
+        return None
+    figure = Figure(figsize=(min(14.0, 3 + 0.45 * len(loads)), 3.2), dpi=96)
+    replicas_axes, leaders_axes = figure.subplots(1, 2)
+    labels = [f"{load.broker}" + ("" if load.registered else "?") for load in loads]
+    registered = [load for load in loads if load.registered]
+    for axes, what, colour in ((replicas_axes, "replicas", "#4e79a7"), (leaders_axes, "leaders", "#f28e2b")):
+        values = [getattr(load, what) for load in loads]
+        total = sum(getattr(load, what) for load in registered)
+        if len(registered) >= 2 and total:
+            low, high = skew_bounds(total, len(registered))
+            axes.axhspan(low, high, color="#59a14f", alpha=0.15, label="not skewed")
+            axes.legend(loc="lower right", fontsize=7)
+        axes.bar(labels, values, color=colour)
+        axes.set_title(f"{what} per broker", fontsize=10)
+        axes.tick_params(axis="x", labelsize=7)
+    figure.suptitle(cluster, fontsize=10)
+    return _png(figure)
+
+
+# -- sections ----------------------------------------------------------------------------------------------------
+
+
+def _fleet(summary: Mapping[str, Any]) -> str:
+    totals = summary["totals"]
+    severities = totals["by_severity"]
+    plan = totals["plan"]
+    cards = [
+        ("clusters", f"{totals['observed_clusters']} of {totals['clusters']} observed"),
+        ("topics in clusters", totals["topics"]),
+        ("declared topics", totals["declared_topics"]),
+        ("findings", totals["findings"]),
+        ("errors", severities.get("error", 0)),
+        ("warnings", severities.get("warning", 0)),
+        ("info", severities.get("info", 0)),
+    ]
+    html_cards = "".join(f'<div class="card"><b>{_e(v)}</b>{_e(k)}</div>' for k, v in cards)
+    plans = ", ".join(f"{_e(n)} {_e(s)}" for s, n in plan.items() if n)
+    return (
+        '<section id="fleet"><h2>Fleet summary</h2>'
+        f'<div class="cards">{html_cards}</div>'
+        f"<p>What the plans in <code>{PLANS_DIR}/</code> would do, in topics: {plans or 'nothing'}.</p></section>"
+    )
+
+
+def _kinds(clusters: Sequence[ClusterSummary], summary: Mapping[str, Any]) -> str:
+    by_kind = summary["totals"]["by_kind"]
+    rows = [
+        (_e(KIND_INFO[k].title), f"<code>{_e(k.value)}</code>", _severity(KIND_INFO[k].severity.value), _e(KIND_INFO[k].description), _e(by_kind.get(k.value, 0)))
+        for k in Kind
+    ]  # fmt: skip
+    chart = kind_chart(clusters)
+    shown = min(MAX_CLUSTERS_IN_KIND_CHART, sum(1 for c in clusters if c.total))
+    note = (
+        f"<p class=meta>The {shown} clusters with the most findings.</p>"
+        if chart
+        else "<p>No drift found.</p>"
+    )
+    return (
+        '<section id="kinds"><h2>Drift by kind</h2>'
+        f"{chart or ''}{note}"
+        f"{_table(['kind', 'name', 'severity', 'meaning', 'findings'], rows, numeric=[4])}</section>"
+    )
+
+
+def _overview(clusters: Sequence[ClusterSummary]) -> str:
+    rows = []
+    for number, c in enumerate(clusters):
+        plan_link = (
+            f'<a href="{_e(PLANS_DIR)}/{_e(c.plan_file)}">{_e(c.plan_file)}</a>' if c.plan_file else "-"
+        )
+        rows.append(
+            (
+                f'<a href="#cluster-{number}">{_e(c.name)}</a>',
+                _e(c.taken_at or ("not observed" if not c.observed else "")),
+                _e(c.brokers), _e(c.racks), _e(c.declared), _e(c.topics),
+                _e(c.severities.get("error", 0)), _e(c.severities.get("warning", 0)), _e(c.severities.get("info", 0)),
+                _e(c.plan.get("create", 0)), _e(c.plan.get("change", 0)), _e(c.plan.get("rejected", 0)),
+                plan_link,
+            )
+        )  # fmt: skip
+    headers = ["cluster", "snapshot", "brokers", "racks", "declared", "topics", "errors", "warnings", "info",
+               "create", "change", "rejected", "plan"]  # fmt: skip
+    return f'<section id="clusters"><h2>Clusters</h2>{_table(headers, rows, numeric=range(2, 12))}</section>'
+
+
+def _cluster_section(
+    number: int,
+    cluster: ClusterSummary,
+    findings: Sequence[Finding],
+    loads: Sequence[BrokerLoad],
+    chart: bool,
+) -> str:
+    parts = [f'<section id="cluster-{number}"><h3>Cluster {_e(cluster.name)}</h3>']
+    if not cluster.observed:
+        parts.append(
+            f'<p class="error">Not observed: {_e(cluster.unobserved_reason or "no snapshot rows")}.</p>'
+        )
+    else:
+        parts.append(
+            f"<p class=meta>Snapshot taken at {_e(cluster.taken_at)}; {_e(cluster.brokers)} brokers in "
+            f"{_e(cluster.racks)} racks; {_e(cluster.topics)} topics, {_e(cluster.declared)} declared.</p>"
+        )
+    if findings:
+        rows: list[tuple[str, ...]] = [
+            (_severity(f.severity), _e(f.kind), _e(f.topic or ""), _e(f.field), _e(f.desired), _e(f.actual), _e(f.action), _e(f.message))
+            for f in findings
+        ]  # fmt: skip
+        shown = (
+            f"{len(findings)} of {cluster.total}" if cluster.total > len(findings) else f"all {cluster.total}"
+        )
+        parts.append(f"<p>Findings ({shown}; every one is in <code>drift.parquet</code>):</p>")
+        parts.append(
+            _table(["severity", "kind", "topic", "field", "desired", "actual", "action", "message"], rows)
+        )
+    else:
+        parts.append("<p>No findings.</p>")
+    if loads:
+        image = broker_chart(cluster.name, loads) if chart else None
+        if image:
+            parts.append(image)
+        broker_rows: list[tuple[str, ...]] = [
+            (_e(b.broker), _e(b.rack or "-"), "yes" if b.registered else '<span class="error">no</span>', _e(b.replicas), _e(b.leaders))
+            for b in loads
+        ]  # fmt: skip
+        parts.append(
+            _table(["broker", "rack", "registered", "replicas", "leaders"], broker_rows, numeric=[3, 4])
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _problems(summary: Mapping[str, Any]) -> str:
+    errors, warnings = summary.get("manifest_errors", []), summary.get("warnings", [])
+    if not errors and not warnings:
+        return '<section id="manifests"><h2>Manifests</h2><p>Every manifest was valid.</p></section>'
+    items = "".join(f'<li class="error">{_e(e)}</li>' for e in errors)
+    items += "".join(f'<li class="warning">{_e(w)}</li>' for w in warnings)
+    return (
+        '<section id="manifests"><h2>Manifests</h2><p>Topics with errors were left out of the plans, as '
+        f"<code>kto plan</code> leaves them out.</p><ul>{items}</ul></section>"
+    )
+
+
+def _about(summary: Mapping[str, Any]) -> str:
+    inputs = summary.get("inputs", {})
+    rows = [(_e(k), f"<code>{_e(v)}</code>") for k, v in inputs.items()]
+    timings = [(_e(k), _e(f"{v:.1f}")) for k, v in summary.get("timings_seconds", {}).items()]
+    return (
+        '<section id="run"><h2>The run</h2>'
+        f"<p class=meta>Generated at {_e(summary.get('generated_at'))}, placement seed {_e(summary.get('seed'))}.</p>"
+        f"{_table(['input', 'value'], rows)}{_table(['phase', 'seconds'], timings, numeric=[1])}</section>"
+    )
+
+
+def _chart_clusters(clusters: Sequence[ClusterSummary]) -> set[str]:
+    """The clusters whose broker charts are drawn: most skew findings first, then most findings."""
+
+    def skew(c: ClusterSummary) -> int:
+        return c.findings.get(Kind.REPLICA_SKEW.value, 0) + c.findings.get(Kind.LEADER_SKEW.value, 0)
+
+    ranked = sorted((c for c in clusters if c.observed), key=lambda c: (-skew(c), -c.total, c.name))
+    return {c.name for c in ranked[:MAX_BROKER_CHARTS]}
+
+
+def render_report(data: ReportData) -> str:
+    summary = data.summary
+    by_cluster: dict[str, list[Finding]] = {}
+    for finding in data.findings:
+        by_cluster.setdefault(finding.cluster, []).append(finding)
+    rank = {s.value: s.rank for s in Severity}
+    for findings in by_cluster.values():
+        findings.sort(key=lambda f: (rank.get(f.severity, 9), *f.sort_key()))
+    loads: dict[str, list[BrokerLoad]] = {}
+    for load in data.loads:
+        loads.setdefault(load.cluster, []).append(load)
+    charted = _chart_clusters(data.clusters)
+    sections = "".join(
+        _cluster_section(n, c, by_cluster.get(c.name, []), loads.get(c.name, []), c.name in charted)
+        for n, c in enumerate(data.clusters)
+    )
+    totals = summary["totals"]
+    title = f"Topic drift across {totals['clusters']} clusters"
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title><style>{_STYLE}</style></head><body>'
+        f"<h1>{_e(title)}</h1>"
+        f"<p class=meta>kto drift, generated at {_e(summary.get('generated_at'))}. Findings: <code>drift.parquet</code>; "
+        f"plans: <code>{PLANS_DIR}/&lt;cluster&gt;.json</code>; totals: <code>summary.json</code>.</p>"
+        f"{_fleet(summary)}{_kinds(data.clusters, summary)}{_overview(data.clusters)}"
+        f'<section id="per-cluster"><h2>Per cluster</h2>{sections}</section>'
+        f"{_problems(summary)}{_about(summary)}"
+        "</body></html>\n"
+    )

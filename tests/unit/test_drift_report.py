@@ -1,0 +1,60 @@
+"""report.html: the sections a platform team reads, charts embedded as PNG, and no text left unescaped."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+from topic_operator.drift.kinds import Finding
+from topic_operator.drift.outputs import ClusterSummary, summary_document
+from topic_operator.drift.report import ReportData, render_report
+from topic_operator.drift.rules import BrokerLoad
+
+EVIL = "<script>alert(1)</script>"
+
+
+def data() -> ReportData:
+    clusters = [
+        ClusterSummary("prod", True, declared=2, topics=3, brokers=3, racks=1, taken_at="2026-01-05T10:00:00+00:00",
+                       plan_file="prod.json", plan={"create": 1, "unchanged": 1},
+                       findings={"missing": 1, "replica_skew": 1}, severities={"warning": 1, "info": 1}),
+        ClusterSummary(EVIL, False, declared=1, findings={"cluster_unobserved": 1}, severities={"error": 1},
+                       unobserved_reason="ZooKeeperUnavailableError: nothing answered"),
+    ]  # fmt: skip
+    findings = [
+        Finding("prod", EVIL, "missing", "topic", "partitions=3 replicas=3", None, "create", "warning", None),
+        Finding(
+            "prod", None, "replica_skew", "broker.2.replicas", "3..5", "0", "manual", "info", "12 replicas"
+        ),
+        Finding(
+            EVIL, None, "cluster_unobserved", "snapshot", "1 declared topics", None, "manual", "error", EVIL
+        ),
+    ]
+    loads = [BrokerLoad("prod", b, "r", True, n, n // 2) for b, n in ((0, 6), (1, 6), (2, 0))]
+    summary = summary_document(
+        clusters, generated_at="now", seed=0, inputs={"desired": [EVIL]}, manifest_errors=[f"bad {EVIL}"],
+        warnings=[], timings={"reading snapshots": 1.5},
+    )  # fmt: skip
+    return ReportData(summary, clusters, findings, loads)
+
+
+def test_sections_and_tables() -> None:
+    page = render_report(data())
+    for section in ("fleet", "kinds", "clusters", "per-cluster", "manifests", "run"):
+        assert f'<section id="{section}">' in page
+    assert "Fleet summary" in page
+    assert "Drift by kind" in page
+    assert "Not observed: ZooKeeperUnavailableError: nothing answered." in page
+    assert '<a href="plans/prod.json">prod.json</a>' in page
+
+
+def test_charts_are_embedded_png() -> None:
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', render_report(data()))
+    assert len(images) == 2  # drift by kind, and prod's brokers
+    assert all(base64.b64decode(i).startswith(b"\x89PNG") for i in images)
+
+
+def test_every_outside_text_is_escaped() -> None:
+    page = render_report(data())
+    assert EVIL not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
