@@ -19,6 +19,7 @@ Stricter than Kafka, each flagged with ``stricter_than_kafka=True`` on the error
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -277,33 +278,53 @@ def _rack_unaware(
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class _RackLayout:
+    """What rack-aware placement derives from a broker set alone: the rack-alternated list, each position's rack
+    and the walks already done, keyed by (leader position, effective shift, replication factor)."""
+
+    arr: tuple[int, ...]
+    rack_at: tuple[int, ...]
+    num_racks: int
+    walks: dict[tuple[int, int, int], tuple[int, ...]]
+
+
+@functools.lru_cache(maxsize=64)
+def _rack_layout(brokers: frozenset[tuple[int, str]]) -> _RackLayout:
+    """Every topic of a cluster places over the same brokers, so the layout and its walks are shared between
+    calls (a 6-broker cluster has at most 30 distinct walks per replication factor)."""
+    rack_of = dict(brokers)
+    arr = tuple(rack_alternated_broker_list(rack_of))
+    rack_numbers = {rack: i for i, rack in enumerate(sorted(set(rack_of.values()), key=_java_string_order))}
+    return _RackLayout(arr, tuple(rack_numbers[rack_of[b]] for b in arr), len(rack_numbers), {})
+
+
 def _rack_aware(
     brokers: Sequence[BrokerMetadata], n_partitions: int, rf: int, start_index: int, shift: int, first_id: int
 ) -> dict[int, list[int]]:
     """Semantics §1.6. A partition's replicas depend only on its leader position and on the follower shift
-    modulo ``n - 1``, so blocks that repeat an effective shift reuse the walks already done."""
-    rack_of = {b.id: b.rack for b in brokers if b.rack is not None}
-    arr = rack_alternated_broker_list(rack_of)
-    n = len(arr)
-    rack_numbers = {rack: i for i, rack in enumerate(sorted(set(rack_of.values()), key=_java_string_order))}
-    rack_at = [rack_numbers[rack_of[b]] for b in arr]
-    num_racks = len(rack_numbers)
-    walks: dict[tuple[int, int], tuple[int, ...]] = {}
+    modulo ``n - 1``, so walks are computed once per broker set and reused (see ``_rack_layout``)."""
+    layout = _rack_layout(frozenset((b.id, b.rack) for b in brokers if b.rack is not None))
+    n = len(layout.arr)
+    walks = layout.walks
     result: dict[int, list[int]] = {}
     for block_start, block_end, block_shift in _blocks(first_id, n_partitions, n, shift):
-        effective_shift = (block_shift * num_racks) % (n - 1) if n > 1 else 0
+        effective_shift = (block_shift * layout.num_racks) % (n - 1) if n > 1 else 0
         for p in range(block_start, block_end):
             first = (p + start_index) % n
-            walk = walks.get((first, effective_shift))
+            key = (first, effective_shift, rf)
+            walk = walks.get(key)
             if walk is None:
-                walk = _rack_aware_walk(arr, rack_at, num_racks, first, effective_shift, rf)
-                walks[first, effective_shift] = walk
+                walk = _rack_aware_walk(
+                    layout.arr, layout.rack_at, layout.num_racks, first, effective_shift, rf
+                )
+                walks[key] = walk
             result[p] = list(walk)
     return result
 
 
 def _rack_aware_walk(
-    arr: list[int], rack_at: list[int], num_racks: int, first: int, shift: int, rf: int
+    arr: Sequence[int], rack_at: Sequence[int], num_racks: int, first: int, shift: int, rf: int
 ) -> tuple[int, ...]:
     """One partition of §1.6: walk the rack-alternated list with one counter ``k`` for the whole partition,
     skipping brokers whose rack already holds a replica until every rack does."""
