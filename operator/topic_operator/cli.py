@@ -95,12 +95,16 @@ def _confirmed(args: argparse.Namespace) -> bool:
 def _apply(args: argparse.Namespace) -> int:
     from topic_operator.plan_output import plan_to_dict, render_plan_text
     from topic_operator.reconcile import Reconciler, TopicOutcome
+    from topic_operator.zookeeper.snapshot import read_cluster
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
     with _zookeeper(cluster.zookeeper_connect) as client:
         reconciler = Reconciler(client, cluster, seed=args.seed)
-        preview = reconciler.plan(topics)
+        # One read serves the preview and the apply, so what is written is the plan that was shown and
+        # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
+        state = read_cluster(client)
+        preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
         if not preview.has_changes:
@@ -109,7 +113,7 @@ def _apply(args: argparse.Namespace) -> int:
             print("Apply cancelled; nothing was written.")
             return EXIT_ERROR
         else:
-            report = reconciler.apply(topics)
+            report = reconciler.apply(topics, state=state)
     results = report.results if report is not None else ()
     if args.output == "json":
         document = {
