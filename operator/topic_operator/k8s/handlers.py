@@ -86,6 +86,12 @@ def _declared(
     return declared
 
 
+def _cluster_label(topic: Mapping[str, Any]) -> str:
+    """The metrics label of a KafkaTopic's cluster: ``namespace/name`` of its KafkaCluster (never the topic, so
+    label cardinality stays the number of clusters)."""
+    return f"{topic['metadata'].get('namespace')}/{(topic.get('spec') or {}).get('cluster')}"
+
+
 def _post(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, *, changed: bool) -> None:
     """Events accompany a status change: a retry that finds the same situation posts nothing new."""
     if changed:
@@ -139,8 +145,7 @@ async def topic_changed(
     verdict = await reconcile_topic(
         ctx, plain, claims=_claims(kto_topic_claims), identity_of=_identity_of(kto_cluster_identities)
     )
-    cluster = f"{plain['metadata'].get('namespace')}/{(plain.get('spec') or {}).get('cluster')}"
-    ctx.metrics.reconciles.labels(cluster, verdict.result).inc()
+    ctx.metrics.reconciles.labels(_cluster_label(plain), verdict.result).inc()
     _finish(ctx, plain, verdict, patch)
 
 
@@ -156,8 +161,7 @@ async def topic_deleted(
     verdict = await delete_topic(
         ctx, plain, claims=_claims(kto_topic_claims), identity_of=_identity_of(kto_cluster_identities)
     )
-    cluster = f"{plain['metadata'].get('namespace')}/{(plain.get('spec') or {}).get('cluster')}"
-    ctx.metrics.reconciles.labels(cluster, verdict.result).inc()
+    ctx.metrics.reconciles.labels(_cluster_label(plain), verdict.result).inc()
     for event in verdict.events:
         ctx.events.post(plain, type=event.type, reason=event.reason, message=event.message)
     if not verdict.release:
