@@ -210,7 +210,7 @@ def plan(
 def plan_topic(
     spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec | None = None, *, seed: int = 0
 ) -> TopicPlan:
-    """One topic's plan against a cluster (what a reconcile re-plans after a write conflict)."""
+    """One topic's plan against a cluster: the same rules as ``plan``, for callers that hold a single spec."""
     return plan([spec], actual, cluster, seed=seed).topics[0]
 
 
