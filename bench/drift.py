@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from topic_operator.drift.desired_rows import spec_from_row
 from topic_operator.drift.kinds import Finding, Severity
 from topic_operator.drift.outputs import ClusterSummary, plan_file_name, summary_document, summary_text
@@ -202,7 +204,7 @@ def ensure_fleet(size: Size, root: Path) -> Path:
 
     directory = root / size.name
     marker = directory / "COMPLETE"
-    expected = json.dumps({"clusters": size.clusters, "topics": size.topics, "version": 2})
+    expected = json.dumps({"clusters": size.clusters, "topics": size.topics, "version": 3})
     if marker.exists() and marker.read_text() == expected:
         return directory
     snapshots = directory / "snapshots"
@@ -277,7 +279,7 @@ def run_single(directory: Path, out: Path) -> dict[str, Any]:
     gc.disable()  # as the Spark job's plan tasks do (see job._plan_group_function): a fair comparison
     for path in sorted((directory / "snapshots").glob("*.jsonl")):
         with path.open(encoding="utf-8") as lines:
-            [(name, state)] = rows_to_clusters(json.loads(line) for line in lines).items()
+            [(name, state)] = rows_to_clusters(orjson.loads(line) for line in lines).items()
         specs = desired.get(name, [])
         result = plan_cluster(specs, state, ClusterSpec(name, ""), seed=0)
         (out / "plans" / plan_file_name(name)).write_text(result.document, encoding="utf-8")
@@ -368,10 +370,13 @@ def profile_plan_stage(directory: Path) -> str:
     desired = _desired_by_cluster(directory / "desired.parquet")
     first = json.loads(lines[0])
     name = first["cluster"]
-    texts = [json.dumps({k: r.get(k) for k in PLANNED_TOPIC_FIELDS}) for r in map(json.loads, lines)]
+    rows = [orjson.loads(line) for line in lines]
+    texts = [
+        orjson.dumps({k: r.get(k) for k in PLANNED_TOPIC_FIELDS}) for r in rows if r["topic"] is not None
+    ]
     profiler = cProfile.Profile()
     profiler.enable()
-    state = cluster_state(first, [json.loads(t) for t in texts])
+    state = cluster_state(first, [orjson.loads(t) for t in texts])
     plan_cluster(desired[name], state, ClusterSpec(name, ""), seed=0)
     profiler.disable()
     stream = io.StringIO()

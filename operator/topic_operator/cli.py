@@ -68,7 +68,7 @@ def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from topic_operator.plan_output import plan_to_dict, render_plan_text
+    from topic_operator.plan_output import plan_json, render_plan_text
     from topic_operator.reconcile import Reconciler
 
     cluster, topics, errors = _declared(args)
@@ -76,7 +76,7 @@ def _plan(args: argparse.Namespace) -> int:
     with _zookeeper(cluster.zookeeper_connect) as client:
         result = Reconciler(client, cluster, seed=args.seed).plan(topics)
     if args.output == "json":
-        print(json.dumps({**plan_to_dict(result), "manifest_errors": errors}, indent=2))
+        sys.stdout.write(plan_json(result, manifest_errors=errors))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
     if errors or result.has_rejections:

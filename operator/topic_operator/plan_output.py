@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.plan import (
     Action,
@@ -22,7 +24,7 @@ from topic_operator.plan import (
     TopicStatus,
 )
 
-__all__ = ["action_to_dict", "error_to_dict", "plan_to_dict", "render_plan_text"]
+__all__ = ["action_to_dict", "error_to_dict", "plan_json", "plan_to_dict", "render_plan_text"]
 
 _SYMBOL = {
     TopicStatus.CREATE: "+",
@@ -95,6 +97,14 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "topics": [_topic_to_dict(t) for t in plan.topics],
         "unmanaged": list(plan.unmanaged),
     }
+
+
+def plan_json(plan: Plan, **extra: Any) -> str:
+    """``plan_to_dict`` (plus ``extra`` keys) as indented JSON text ending in a newline: ``kto plan -o json``
+    and the drift job's plan files. orjson writes what ``json.dumps(indent=2)`` writes, except that it leaves
+    non-ASCII characters as UTF-8 rather than escaping them, at a twentieth of the cost, which counts for a
+    fleet's plans."""
+    return orjson.dumps({**plan_to_dict(plan), **extra}, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _value(value: object) -> str:

@@ -1,36 +1,66 @@
-"""A cluster snapshot as JSON lines: one row per topic, each row self-contained (it carries the brokers too).
+"""A cluster snapshot as JSON lines: a header row with what the cluster's topics share, then one row per topic.
 
-This is what ``kto snapshot`` writes and the Spark drift job reads, so a row holds everything the planner needs:
-with it, ``plan`` gives the same plan from a file as from the live cluster (znode versions included). A cluster
-with no topics is one row whose ``topic`` is null, so its brokers are not lost. Schema version 1:
+This is what ``kto snapshot`` writes and the Spark drift job reads, so the rows hold everything the planner
+needs: with them, ``plan`` gives the same plan from a file as from the live cluster (znode versions included).
 
-    {"schema": 1, "cluster": str, "cluster_id": str|null, "controller": int|null, "taken_at": str (ISO 8601),
-     "brokers": [{"id": int, "rack": str|null}], "marked_for_deletion": [str], "topic": str|null,
-     "partitions": {"<p>": [int]}, "topic_id": str|null, "config": {str: str},
-     "topic_znode_version": int, "config_znode_version": int|null, "topic_marked_for_deletion": bool,
-     "reassignment_in_progress": bool, "partition_states": {"<p>": {"leader": int, "isr": [int]}}|null,
+Schema version 2 (written). The header row, one per cluster and snapshot, has ``topic`` null:
+
+    {"schema": 2, "cluster": str, "taken_at": str (ISO 8601), "topic": null, "cluster_id": str|null,
+     "controller": int|null, "brokers": [{"id": int, "rack": str|null}], "marked_for_deletion": [str],
      "orphan_configs": {str: int}, "unreadable_topics": {str: str}}
+
+and each topic row carries the header's ``taken_at``, which ties it to its header:
+
+    {"schema": 2, "cluster": str, "taken_at": str, "topic": str, "partitions": {"<p>": [int]},
+     "topic_id": str|null, "config": {str: str}, "topic_znode_version": int, "config_znode_version": int|null,
+     "topic_marked_for_deletion": bool, "reassignment_in_progress": bool,
+     "partition_states": {"<p>": {"leader": int, "isr": [int]}}|null}
+
+Schema version 1 (still read) repeated the header's fields on every topic row, and had a header row only for a
+cluster without topics. Repeating them doubled a fleet's snapshot bytes (a dozen brokers and the deletion markers
+on every line) and most of the time a reader spends parsing them, so version 2 writes them once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 
-__all__ = ["SCHEMA_VERSION", "rows_from_cluster", "rows_to_clusters"]
+__all__ = [
+    "HEADER_FIELDS",
+    "READABLE_VERSIONS",
+    "SCHEMA_VERSION",
+    "cluster_from_rows",
+    "is_header_row",
+    "rows_from_cluster",
+    "rows_to_clusters",
+]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 2
+READABLE_VERSIONS: Final = (1, 2)
+
+HEADER_FIELDS: Final = (
+    "cluster_id",
+    "controller",
+    "taken_at",
+    "brokers",
+    "marked_for_deletion",
+    "orphan_configs",
+    "unreadable_topics",
+)
+"""What a cluster's topics share, written once in its header row (and on every row by version 1)."""
 
 
-def _cluster_fields(cluster: str, state: ClusterState, taken_at: str) -> dict[str, Any]:
+def _header_row(cluster: str, state: ClusterState, taken_at: str) -> dict[str, Any]:
     return {
         "schema": SCHEMA_VERSION,
         "cluster": cluster,
+        "taken_at": taken_at,
+        "topic": None,
         "cluster_id": state.cluster_id,
         "controller": state.controller,
-        "taken_at": taken_at,
         "brokers": [{"id": b.id, "rack": b.rack} for b in (state.brokers[i] for i in sorted(state.brokers))],
         "marked_for_deletion": sorted(state.marked_for_deletion),
         "orphan_configs": dict(sorted(state.orphan_configs.items())),
@@ -38,9 +68,12 @@ def _cluster_fields(cluster: str, state: ClusterState, taken_at: str) -> dict[st
     }
 
 
-def _topic_fields(topic: TopicState) -> dict[str, Any]:
+def _topic_row(cluster: str, topic: TopicState, taken_at: str) -> dict[str, Any]:
     states = topic.partition_states
     return {
+        "schema": SCHEMA_VERSION,
+        "cluster": cluster,
+        "taken_at": taken_at,
         "topic": topic.name,
         "partitions": {str(p): list(topic.partitions[p]) for p in sorted(topic.partitions)},
         "topic_id": topic.topic_id,
@@ -56,11 +89,14 @@ def _topic_fields(topic: TopicState) -> dict[str, Any]:
 
 
 def rows_from_cluster(cluster: str, state: ClusterState, taken_at: str) -> list[dict[str, Any]]:
-    """One row per topic (sorted), or one topic-less row for a cluster without topics."""
-    shared = _cluster_fields(cluster, state, taken_at)
-    if not state.topics:
-        return [{**shared, "topic": None}]
-    return [{**shared, **_topic_fields(state.topics[name])} for name in sorted(state.topics)]
+    """The header row, then one row per topic (sorted by name)."""
+    header = _header_row(cluster, state, taken_at)
+    return [header, *(_topic_row(cluster, state.topics[name], taken_at) for name in sorted(state.topics))]
+
+
+def is_header_row(row: Mapping[str, Any]) -> bool:
+    """A row that carries the cluster's shared fields: every version 1 row, and version 2's topic-less row."""
+    return row.get("schema") == 1 or row.get("topic") is None
 
 
 def _partition_map(raw: Mapping[str, Any]) -> dict[int, tuple[int, ...]]:
@@ -91,33 +127,63 @@ def _topic_from_row(row: Mapping[str, Any]) -> TopicState:
     )
 
 
-def rows_to_clusters(rows: Iterable[Mapping[str, Any]]) -> dict[str, ClusterState]:
-    """Rows (of one or many clusters) back to one ClusterState per cluster name.
+def cluster_from_rows(header: Mapping[str, Any], topic_rows: Iterable[Mapping[str, Any]]) -> ClusterState:
+    """One cluster's ``ClusterState`` from its header fields and its topic rows (only their topic fields are
+    read, so version 1 rows and version 2 rows give the same state)."""
+    topics = {row["topic"]: _topic_from_row(row) for row in topic_rows}
+    return ClusterState(
+        cluster_id=header.get("cluster_id"),
+        brokers={b["id"]: Broker(b["id"], b.get("rack")) for b in header.get("brokers") or []},
+        topics=topics,
+        controller=header.get("controller"),
+        orphan_configs=dict(header.get("orphan_configs") or {}),
+        marked_for_deletion=frozenset(header.get("marked_for_deletion") or ()),
+        unreadable_topics=dict(header.get("unreadable_topics") or {}),
+    )
 
-    A row whose ``schema`` is not ours is refused, naming the cluster and topic, rather than misread.
+
+def _shared(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: row.get(key) for key in HEADER_FIELDS}
+
+
+def rows_to_clusters(rows: Iterable[Mapping[str, Any]]) -> dict[str, ClusterState]:
+    """Rows (of one or many clusters, versions 1 and 2) back to one ClusterState per cluster name.
+
+    Refused, with the cluster named, rather than misread: a row of another schema; topic rows without a header
+    row; two header rows of one cluster that disagree (two snapshots mixed); a topic row whose ``taken_at`` is
+    not its header's.
     """
-    shared: dict[str, Mapping[str, Any]] = {}
-    topics: dict[str, dict[str, TopicState]] = {}
+    headers: dict[str, dict[str, Any]] = {}
+    topic_rows: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
-        if row.get("schema") != SCHEMA_VERSION:
+        if row.get("schema") not in READABLE_VERSIONS:
             raise ValueError(
                 f"snapshot row for cluster {row.get('cluster')!r}, topic {row.get('topic')!r} has schema "
-                f"{row.get('schema')!r}; this version of kto reads schema {SCHEMA_VERSION}"
+                f"{row.get('schema')!r}; this version of kto reads schemas 1 and 2"
             )
         cluster = row["cluster"]
-        shared.setdefault(cluster, row)
-        cluster_topics = topics.setdefault(cluster, {})
         if row.get("topic") is not None:
-            cluster_topics[row["topic"]] = _topic_from_row(row)
-    return {
-        cluster: ClusterState(
-            cluster_id=first.get("cluster_id"),
-            brokers={b["id"]: Broker(b["id"], b.get("rack")) for b in first.get("brokers", [])},
-            topics=topics[cluster],
-            controller=first.get("controller"),
-            orphan_configs=dict(first.get("orphan_configs") or {}),
-            marked_for_deletion=frozenset(first.get("marked_for_deletion") or ()),
-            unreadable_topics=dict(first.get("unreadable_topics") or {}),
-        )
-        for cluster, first in shared.items()
-    }
+            topic_rows.setdefault(cluster, []).append(row)
+        if not is_header_row(row):
+            continue
+        shared = _shared(row)
+        first = headers.setdefault(cluster, shared)
+        if row.get("schema") == 2 and first is not shared and first != shared:
+            raise ValueError(
+                f"cluster {cluster!r} has two snapshot headers (taken at {first['taken_at']!r} and "
+                f"{shared['taken_at']!r}): keep one snapshot per cluster"
+            )
+    for cluster, listed in topic_rows.items():
+        header = headers.get(cluster)
+        if header is None:
+            raise ValueError(
+                f"snapshot rows of cluster {cluster!r} have no header row (the row whose topic is null, which "
+                "kto snapshot writes first): the snapshot is incomplete"
+            )
+        stray = next((r for r in listed if r.get("taken_at") != header["taken_at"]), None)
+        if stray is not None:
+            raise ValueError(
+                f"snapshot row of cluster {cluster!r}, topic {stray['topic']!r} was taken at "
+                f"{stray.get('taken_at')!r}, its header at {header['taken_at']!r}: keep one snapshot per cluster"
+            )
+    return {name: cluster_from_rows(header, topic_rows.get(name, ())) for name, header in headers.items()}

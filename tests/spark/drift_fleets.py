@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from harness.snapshot_versions import version_1_rows
 from pyspark.sql import SparkSession
 
 from topic_operator.drift.inputs import desired_frame, read_snapshots
 from topic_operator.drift.job import DriftInputs, DriftResult, run_drift
 from topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
 from topic_operator.model import Broker, ClusterSpec, ClusterState, PartitionState, TopicSpec, TopicState
-from topic_operator.snapshot_rows import rows_from_cluster
+from topic_operator.snapshot_rows import SCHEMA_VERSION, rows_from_cluster
 
 TAKEN_AT = "2026-01-05T10:00:00+00:00"
 
@@ -259,11 +260,12 @@ def random_fleet(seed: int, clusters: int = 4, topics: int = 30) -> Fleet:
 # -- files ------------------------------------------------------------------------------------------------------------
 
 
-def write_snapshots(fleet: Fleet, directory: Path) -> Path:
-    """One ``kto snapshot`` file per observed cluster."""
+def write_snapshots(fleet: Fleet, directory: Path, *, schema: int = SCHEMA_VERSION) -> Path:
+    """One ``kto snapshot`` file per observed cluster, in the form of ``schema`` (1: as earlier kto wrote)."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, cluster in fleet.states.items():
         rows = rows_from_cluster(name, cluster, TAKEN_AT)
+        rows = version_1_rows(rows) if schema == 1 else rows
         text = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
         (directory / f"{name}.jsonl").write_text(text, encoding="utf-8")
     return directory
@@ -292,9 +294,11 @@ class FleetRun:
     result: DriftResult
 
 
-def run_fleet(spark: SparkSession, fleet: Fleet, work: Path, *, seed: int = 0) -> FleetRun:
+def run_fleet(
+    spark: SparkSession, fleet: Fleet, work: Path, *, seed: int = 0, schema: int = SCHEMA_VERSION
+) -> FleetRun:
     """The job over ``fleet``: snapshots written as ``kto snapshot`` files, declared topics handed over as rows."""
-    snapshots = write_snapshots(fleet, work / "snapshots")
+    snapshots = write_snapshots(fleet, work / "snapshots", schema=schema)
     inputs = DriftInputs(
         desired=desired_frame(spark, fleet.specs),
         snapshots=read_snapshots(spark, snapshots),

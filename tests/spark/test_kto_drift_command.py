@@ -59,7 +59,7 @@ def test_unreadable_snapshots_fail_with_one_line(
     manifests = write_manifests(small_fleet(), tmp_path / "manifests")
     snapshots = tmp_path / "snapshots"
     snapshots.mkdir()
-    (snapshots / "east.jsonl").write_text('{"schema": 2, "cluster": "east", "topic": null}\nnot json\n')
+    (snapshots / "east.jsonl").write_text('{"schema": 3, "cluster": "east", "topic": null}\nnot json\n')
     code = main(
         ["--desired", str(manifests), "--snapshots", str(snapshots), "--out", str(tmp_path / "out"), "-q"]
     )

@@ -8,7 +8,6 @@ from harness.states import cluster_state, existing, spec
 from topic_operator.drift.desired_rows import spec_from_row, spec_to_row
 from topic_operator.drift.outputs import plan_file_name
 from topic_operator.drift.planning import (
-    CLUSTER_FIELDS,
     PLANNED_TOPIC_FIELDS,
     config_differences,
     plan_cluster,
@@ -20,7 +19,7 @@ from topic_operator.kafka.assignment import RackAwareMode
 from topic_operator.model import ClusterSpec, DeletionPolicy
 from topic_operator.plan import plan
 from topic_operator.plan_output import plan_to_dict
-from topic_operator.snapshot_rows import rows_from_cluster
+from topic_operator.snapshot_rows import HEADER_FIELDS, rows_from_cluster
 
 STATE = cluster_state(
     existing("grow", {0: (0, 1, 2)}, {"retention.ms": "1"}),
@@ -44,8 +43,8 @@ def test_specs_survive_the_row_form() -> None:
 
 def test_the_state_rebuilt_from_split_rows_plans_like_the_snapshot() -> None:
     rows = [json.loads(json.dumps(r)) for r in rows_from_cluster("main", STATE, "t")]
-    header = {k: rows[0][k] for k in CLUSTER_FIELDS}
-    topics = [{k: r.get(k) for k in PLANNED_TOPIC_FIELDS} for r in rows]
+    header = {k: rows[0][k] for k in HEADER_FIELDS}
+    topics = [{k: r.get(k) for k in PLANNED_TOPIC_FIELDS} for r in rows[1:]]
     assert plan(DECLARED, rebuilt(header, topics), seed=4) == plan(DECLARED, STATE, seed=4)
 
 

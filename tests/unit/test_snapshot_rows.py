@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from harness.snapshot_versions import version_1_rows
 from harness.states import cluster_state, existing, spec
 from topic_operator.model import PartitionState
 from topic_operator.plan import plan
@@ -19,8 +20,8 @@ def test_round_trip_through_json_lines() -> None:
         marked_for_deletion=frozenset({"ghost"}),
     )
     rows = [json.loads(json.dumps(row)) for row in rows_from_cluster("main", state, "2026-11-21T00:00:00Z")]
-    assert [r["topic"] for r in rows] == ["a", "b"]
-    assert all(r["brokers"] == rows[0]["brokers"] for r in rows)
+    assert [r["topic"] for r in rows] == [None, "a", "b"]
+    assert all("brokers" not in r and r["taken_at"] == rows[0]["taken_at"] for r in rows[1:])
     back = rows_to_clusters(rows)["main"]
     assert back.topics["a"].partitions == state.topics["a"].partitions
     assert back.topics["a"].config_znode_version == 2
@@ -33,7 +34,7 @@ def test_round_trip_through_json_lines() -> None:
 
 
 def test_an_empty_cluster_keeps_its_brokers() -> None:
-    [row] = rows_from_cluster("empty", cluster_state(), "t")
+    [row] = rows_from_cluster("empty", cluster_state(), "t")  # the header row alone
     assert row["topic"] is None
     assert len(rows_to_clusters([row])["empty"].brokers) == 6
     assert rows_to_clusters([row])["empty"].topics == {}
@@ -49,5 +50,30 @@ def test_partition_states_and_many_clusters() -> None:
 
 
 def test_rows_of_another_schema_are_refused() -> None:
-    with pytest.raises(ValueError, match="has schema 2; this version of kto reads schema 1"):
-        rows_to_clusters([{"schema": 2, "cluster": "x", "topic": "t"}])
+    with pytest.raises(ValueError, match="has schema 3; this version of kto reads schemas 1 and 2"):
+        rows_to_clusters([{"schema": 3, "cluster": "x", "topic": "t"}])
+
+
+def test_version_1_rows_read_as_the_same_cluster() -> None:
+    state = cluster_state(existing("a", {0: (0, 1)}), marked_for_deletion=frozenset({"ghost"}))
+    rows = rows_from_cluster("main", state, "t")
+    assert rows_to_clusters(version_1_rows(rows)) == rows_to_clusters(rows)
+    assert rows_to_clusters(version_1_rows(rows_from_cluster("e", cluster_state(), "t")))["e"].topics == {}
+
+
+def test_topic_rows_without_their_header_are_refused() -> None:
+    rows = rows_from_cluster("main", cluster_state(existing("a", {0: (0,)})), "t")
+    with pytest.raises(ValueError, match="cluster 'main' have no header row"):
+        rows_to_clusters(rows[1:])
+
+
+def test_two_snapshots_of_one_cluster_are_refused() -> None:
+    state = cluster_state(existing("a", {0: (0,)}))
+    with pytest.raises(ValueError, match="cluster 'main' has two snapshot headers"):
+        rows_to_clusters(rows_from_cluster("main", state, "t1") + rows_from_cluster("main", state, "t2"))
+    header, topic = rows_from_cluster("main", state, "t1")
+    with pytest.raises(ValueError, match="topic 'a' was taken at 't2', its header at 't1'"):
+        rows_to_clusters([header, {**topic, "taken_at": "t2"}])
+    later = {**topic, "topic": "b", "taken_at": "t2"}
+    with pytest.raises(ValueError, match="topic 'b' was taken at 't2', its header at 't1'"):
+        rows_to_clusters(version_1_rows([header, topic]) + version_1_rows([header, later]))

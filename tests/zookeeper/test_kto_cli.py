@@ -125,7 +125,7 @@ def test_snapshot_rows_plan_like_the_cluster(
     assert code == 0
     assert "2 topics, 6 brokers of test" in out
     rows = [json.loads(line) for line in output.read_text().splitlines()]
-    assert [r["topic"] for r in rows] == ["audit", "orders"]
+    assert [r["topic"] for r in rows] == [None, "audit", "orders"]  # the header row first
     state = rows_to_clusters(rows)["test"]
     live = read_cluster(kafka_zk)
     for name, topic in live.topics.items():

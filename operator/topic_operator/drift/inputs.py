@@ -5,7 +5,7 @@
   from Parquet tables of ``desired_rows`` (a generated or exported fleet too large for YAML), read by Spark.
 - Snapshots are ``kto snapshot``'s JSON lines: every file under a directory (Spark skips names starting with
   ``.`` or ``_``). Each line is parsed natively with ``SNAPSHOT_SCHEMA``; a line that does not parse, or is not
-  schema 1, stops the run with its file named, as ``rows_to_clusters`` would refuse it.
+  of schema 1 or 2, stops the run with its file named, as ``rows_to_clusters`` would refuse it.
 - Live: Spark tasks read the clusters of KafkaCluster documents, one task per cluster, each with its own
   ZooKeeper session (read-only), and write the same rows as ``kto snapshot`` under ``out/snapshots/``; the run
   then reads those files like any others, so a live run can be repeated offline on exactly what it saw.
@@ -28,6 +28,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from topic_operator.drift.desired_rows import spec_to_row
 from topic_operator.drift.schema import DESIRED_SCHEMA, LIVE_SCHEMA, SNAPSHOT_SCHEMA
 from topic_operator.model import ClusterSpec, TopicSpec
+from topic_operator.snapshot_rows import READABLE_VERSIONS
 
 __all__ = [
     "DesiredInput",
@@ -37,6 +38,7 @@ __all__ = [
     "collect_live",
     "desired_columns",
     "desired_frame",
+    "is_header_row",
     "load_desired",
     "load_inventory",
     "read_snapshots",
@@ -117,13 +119,17 @@ def load_inventory(paths: Sequence[str]) -> tuple[list[ClusterSpec], list[str]]:
 
 
 def valid_snapshot_row() -> Column:
-    """A line that ``rows_to_clusters`` accepts: JSON of the right types, schema 1, a cluster, and partitions
-    for a topic."""
+    """A line that ``rows_to_clusters`` accepts: JSON of the right types, schema 1 or 2, a cluster, and
+    partitions for a topic."""
     has_topic_fields = F.col("topic").isNull() | F.col("partitions").isNotNull()
     parsed = F.col("_corrupt").isNull()
-    return parsed & F.coalesce(
-        (F.col("schema") == 1) & F.col("cluster").isNotNull() & has_topic_fields, F.lit(False)
-    )
+    readable = F.col("schema").isin(*READABLE_VERSIONS)
+    return parsed & F.coalesce(readable & F.col("cluster").isNotNull() & has_topic_fields, F.lit(False))
+
+
+def is_header_row() -> Column:
+    """``snapshot_rows.is_header_row``: the rows that carry their cluster's shared fields."""
+    return F.coalesce((F.col("schema") == 1) | F.col("topic").isNull(), F.lit(False))
 
 
 def read_snapshots(spark: SparkSession, directory: str | Path) -> DataFrame:
@@ -159,14 +165,14 @@ def check_snapshot_files(directory: str | Path) -> None:
 
 def bad_rows_message(rows: Iterable[Any], total: int) -> str:
     shown = "; ".join(f"{r['_file']}: {_reason(r)}" for r in rows)
-    return f"{total} snapshot lines cannot be read ({shown}): each line must be a kto snapshot row, schema 1"
+    return f"{total} snapshot lines cannot be read ({shown}): each line must be a kto snapshot row, schema 1 or 2"
 
 
 def _reason(row: Any) -> str:
     if row["_corrupt"] is not None:
         return "not a JSON snapshot row of the expected types"
-    if row["schema"] != 1:
-        return f"schema {row['schema']!r}, this version reads schema 1"
+    if row["schema"] not in READABLE_VERSIONS:
+        return f"schema {row['schema']!r}, this version reads schemas 1 and 2"
     if row["cluster"] is None:
         return "no cluster"
     return f"topic {row['topic']!r} without partitions"

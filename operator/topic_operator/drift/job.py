@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession, Window
@@ -39,7 +40,7 @@ from pyspark.sql import functions as F  # noqa: N812 - the conventional alias
 from pyspark.sql.types import ArrayType, IntegerType
 
 from topic_operator.drift.desired_rows import spec_from_row
-from topic_operator.drift.inputs import DESIRED_COLUMNS, SnapshotError, bad_rows_message
+from topic_operator.drift.inputs import DESIRED_COLUMNS, SnapshotError, bad_rows_message, is_header_row
 from topic_operator.drift.kinds import (
     DECLARED_AT,
     FINDING_COLUMNS,
@@ -79,6 +80,7 @@ from topic_operator.drift.rules import DECLARATION_KINDS, PLANNED_ACTION, Broker
 from topic_operator.drift.schema import FACTS_SCHEMA, FINDINGS_SCHEMA
 from topic_operator.model import ClusterSpec
 from topic_operator.plan import TopicStatus
+from topic_operator.snapshot_rows import HEADER_FIELDS
 
 __all__ = [
     "DriftInputs",
@@ -86,6 +88,7 @@ __all__ = [
     "actual_topics",
     "broker_loads",
     "cluster_brokers",
+    "count_topics",
     "header_metrics",
     "headers_from",
     "plan_facts",
@@ -94,16 +97,6 @@ __all__ = [
     "snapshot_topics",
     "topic_findings",
 ]
-
-HEADER_FIELDS = (
-    "cluster_id",
-    "controller",
-    "taken_at",
-    "brokers",
-    "marked_for_deletion",
-    "orphan_configs",
-    "unreadable_topics",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,8 +188,10 @@ def _rejection_text(rejections: Column) -> Column:
 
 def header_metrics() -> list[Column]:
     """What the one pass over the snapshot lines observes besides caching them: every distinct header (the
-    fields all rows of a cluster share; maps as entry lists, which Spark can compare), and the lines that are
-    not snapshot rows. Distinct headers are few: one per cluster when each cluster has one snapshot."""
+    fields all rows of a cluster share, from the rows that carry them; maps as entry lists, which Spark can
+    compare), and the lines that are not snapshot rows. Distinct headers are few: one per cluster when each
+    cluster has one snapshot. Schema 2 writes one header row per cluster, so the other rows add nothing here;
+    schema 1 rows all carry the header, and are all compared."""
     valid = F.col("_valid")
     header = F.struct(
         "cluster",
@@ -206,7 +201,7 @@ def header_metrics() -> list[Column]:
     )
     bad = F.struct("_file", "schema", "cluster", "topic", "_corrupt")
     return [
-        F.collect_set(F.when(valid, header)).alias("headers"),
+        F.collect_set(F.when(valid & is_header_row(), header)).alias("headers"),
         F.count(F.when(~valid, F.lit(1))).alias("bad"),
         F.first(F.when(~valid, bad), ignorenulls=True).alias("bad_example"),
         F.collect_set(F.when(~valid, F.col("_file"))).alias("bad_files"),
@@ -214,8 +209,8 @@ def header_metrics() -> list[Column]:
 
 
 def headers_from(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per cluster its shared fields (``planning.CLUSTER_FIELDS``) from ``header_metrics``' values. Raises
-    ``SnapshotError`` on lines that are not snapshot rows, or rows of one cluster that disagree (two
+    """Per cluster its shared fields (``snapshot_rows.HEADER_FIELDS``) from ``header_metrics``' values. Raises
+    ``SnapshotError`` on lines that are not snapshot rows, or headers of one cluster that disagree (two
     snapshots of it, or hand-edited files)."""
     if metrics["bad"]:
         example = metrics["bad_example"].asDict()
@@ -230,7 +225,6 @@ def headers_from(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if name in headers:
             doubled.add(name)
         headers[name] = {
-            "schema": 1,
             **fields,
             "brokers": fields.get("brokers") or [],
             "marked_for_deletion": fields.get("marked_for_deletion") or [],
@@ -247,12 +241,13 @@ def headers_from(metrics: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def snapshot_topics(snapshots: DataFrame) -> DataFrame:
-    """The select contract of what is cached from the snapshot lines: ``cluster, topic, partitions,
-    partition_states, config, marked, planned`` for every valid row (``topic`` null for a cluster without
-    topics). ``planned`` is the JSON the plan stage rebuilds the ``TopicState`` from."""
+    """The select contract of what is cached from the snapshot lines: ``cluster, taken_at, topic, partitions,
+    partition_states, config, marked, planned`` for every valid row (``topic`` null for a header row).
+    ``planned`` is the JSON the plan stage rebuilds the ``TopicState`` from."""
     planned = F.when(F.col("topic").isNotNull(), F.to_json(F.struct(*PLANNED_TOPIC_FIELDS)))
     return snapshots.where(F.col("_valid")).select(
         "cluster",
+        "taken_at",
         "topic",
         "partitions",
         "partition_states",
@@ -260,6 +255,28 @@ def snapshot_topics(snapshots: DataFrame) -> DataFrame:
         F.coalesce(F.col("topic_marked_for_deletion"), F.lit(False)).alias("marked"),
         planned.alias("planned"),
     )
+
+
+def count_topics(
+    headers: Mapping[str, dict[str, Any]], counts: Sequence[tuple[str, str | None, int]]
+) -> None:
+    """Record each cluster's topic count in its header, from ``(cluster, taken_at, topic rows)``. Raises
+    ``SnapshotError``, as ``rows_to_clusters`` refuses them, on topic rows without their cluster's header row
+    or taken at another time than it (two snapshots of one cluster mixed)."""
+    headless = sorted({cluster for cluster, _, _ in counts if cluster not in headers})
+    if headless:
+        raise SnapshotError(
+            f"the snapshot rows of clusters {', '.join(headless)} have no header row (the row whose topic is "
+            "null, which kto snapshot writes first): their snapshots are incomplete"
+        )
+    stray = sorted({c for c, taken_at, _ in counts if taken_at != headers[c].get("taken_at")})
+    if stray:
+        raise SnapshotError(
+            f"clusters {', '.join(stray)} have topic rows taken at another time than their header: keep one "
+            "snapshot per cluster, or the plan would mix two moments"
+        )
+    for cluster, _, count in counts:
+        headers[cluster]["topics"] = count
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -371,8 +388,8 @@ def _plan_group_function(
         header = headers.get(name)
         if header is None:  # declared for a cluster nobody observed: reported natively, never planned
             return pd.DataFrame({c: [] for c in columns})
-        specs = [spec_from_row(json.loads(text)) for text in declared["spec"]]
-        topics = [json.loads(text) for text in actual["planned"] if isinstance(text, str)]
+        specs = [spec_from_row(orjson.loads(text)) for text in declared["spec"]]
+        topics = [orjson.loads(text) for text in actual["planned"] if isinstance(text, str)]
         state = cluster_state(header, topics)
         result = plan_cluster(specs, state, clusters.get(name) or ClusterSpec(name, ""), seed=seed)
         rows: list[dict[str, Any]] = [
@@ -781,9 +798,9 @@ def run_drift(
         with progress.phase("counting topics"):
             per_cluster = inputs.desired.groupBy("cluster").count().collect()
             declared_counts = {row["cluster"]: int(row["count"]) for row in per_cluster}
-            observed_counts = topics.where(F.col("topic").isNotNull()).groupBy("cluster").count().collect()
-            for row in observed_counts:
-                headers[row["cluster"]]["topics"] = int(row["count"])
+            topic_rows = topics.where(F.col("topic").isNotNull())
+            observed_counts = topic_rows.groupBy("cluster", "taken_at").count().collect()
+            count_topics(headers, [(r["cluster"], r["taken_at"], int(r["count"])) for r in observed_counts])
         observed = sorted(headers)
         desired = inputs.desired.where(F.col("cluster").isin(observed))
         actual = actual_topics(topics, cluster_brokers(spark, headers))

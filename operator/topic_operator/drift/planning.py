@@ -2,7 +2,7 @@
 
 This is the only part of the job that has to run Python, because it runs the pure port (``plan``): a Spark task
 gets one cluster's rows, rebuilds the ``ClusterState`` and ``TopicSpec`` values exactly as ``kto plan`` would have
-them (``snapshot_rows.rows_to_clusters``, ``desired_rows.spec_from_row``), and returns
+them (``snapshot_rows.cluster_from_rows``, ``desired_rows.spec_from_row``), and returns
 
 - the plan document, ``plan_to_dict`` serialised as ``kto plan -o json`` prints it, for ``plans/<cluster>.json``;
 - the facts the native stages need about every topic the plan does something to (status, action types,
@@ -13,7 +13,6 @@ Unchanged topics produce no facts, so what leaves Python is proportional to the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -21,11 +20,10 @@ from typing import Any, Final
 from topic_operator.kafka.topic_configs import comparable_config
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import Plan, TopicStatus, plan
-from topic_operator.plan_output import action_to_dict, plan_to_dict
-from topic_operator.snapshot_rows import rows_to_clusters
+from topic_operator.plan_output import action_to_dict, plan_json
+from topic_operator.snapshot_rows import cluster_from_rows
 
 __all__ = [
-    "CLUSTER_FIELDS",
     "PLANNED_TOPIC_FIELDS",
     "ClusterPlan",
     "ConfigDiff",
@@ -36,19 +34,6 @@ __all__ = [
     "plan_cluster",
     "plan_document",
 ]
-
-CLUSTER_FIELDS: Final = (
-    "schema",
-    "cluster",
-    "cluster_id",
-    "controller",
-    "taken_at",
-    "brokers",
-    "marked_for_deletion",
-    "orphan_configs",
-    "unreadable_topics",
-)
-"""The fields every snapshot row of a cluster repeats (``snapshot_rows``): sent to the stage once per cluster."""
 
 PLANNED_TOPIC_FIELDS: Final = (
     "topic",
@@ -101,11 +86,9 @@ class ClusterPlan:
 
 
 def cluster_state(header: Mapping[str, Any], topics: Iterable[Mapping[str, Any]]) -> ClusterState:
-    """The ``ClusterState`` that ``rows_to_clusters`` reads from this cluster's snapshot rows: each topic's
-    fields joined to the cluster's shared fields, as ``kto snapshot`` wrote them."""
-    shared = {key: header.get(key) for key in CLUSTER_FIELDS}
-    rows = [{**shared, "topic": None}, *({**shared, **topic} for topic in topics)]
-    return rows_to_clusters(rows)[str(header["cluster"])]
+    """The ``ClusterState`` that ``rows_to_clusters`` reads from this cluster's snapshot rows, from its header
+    fields (``snapshot_rows.HEADER_FIELDS``) and its topics' ``PLANNED_TOPIC_FIELDS``."""
+    return cluster_from_rows(header, topics)
 
 
 def config_differences(declared: Mapping[str, str], actual: Mapping[str, str]) -> list[ConfigDiff]:
@@ -123,7 +106,7 @@ def config_differences(declared: Mapping[str, str], actual: Mapping[str, str]) -
 
 def plan_document(result: Plan) -> str:
     """``plans/<cluster>.json``: the document ``kto plan -o json`` prints for the same plan."""
-    return json.dumps(plan_to_dict(result), indent=2) + "\n"
+    return plan_json(result)
 
 
 def plan_cluster(
