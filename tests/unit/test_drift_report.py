@@ -5,6 +5,9 @@ from __future__ import annotations
 import base64
 import re
 
+import pytest
+
+from topic_operator.drift import report
 from topic_operator.drift.kinds import Finding
 from topic_operator.drift.outputs import ClusterSummary, summary_document
 from topic_operator.drift.report import ReportData, render_report
@@ -58,3 +61,17 @@ def test_every_outside_text_is_escaped() -> None:
     page = render_report(data())
     assert EVIL not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_broker_charts_are_capped_and_the_rest_noted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(report, "MAX_BROKER_CHARTS", 1)
+    base = data()
+    calm = ClusterSummary("calm", True, brokers=2, findings={"missing": 1}, severities={"warning": 1})
+    loads = [*base.loads, BrokerLoad("calm", 0, None, True, 3, 1), BrokerLoad("calm", 1, None, False, 0, 0)]
+    page = render_report(ReportData(base.summary, [*base.clusters, calm], base.findings, loads))
+    assert (
+        len(re.findall(r'src="data:image/png;base64,', page)) == 2
+    )  # drift by kind, and prod's (skewed) brokers
+    assert "Broker charts are drawn for the 1 clusters with the most skew findings" in page
+    assert "each of the other 1 has its broker table" in page
+    assert "<td>1</td><td>-</td><td>" in page  # calm's broker table is still there
