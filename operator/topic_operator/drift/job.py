@@ -642,21 +642,25 @@ def topic_findings(desired: DataFrame, actual: DataFrame, facts: DataFrame) -> D
 
 def broker_loads(actual: DataFrame, registered: DataFrame) -> DataFrame:
     """``cluster, broker, rack, registered, replicas, leaders`` for every registered broker and every id that
-    replicas or leaders name (as ``rules.broker_loads``)."""
+    replicas or leaders name (as ``rules.broker_loads``).
 
-    def tagged(ids: str, replica: int) -> Column:
-        return F.transform(
-            ids,
-            lambda b: F.struct(b.alias("broker"), F.lit(replica).alias("r"), F.lit(1 - replica).alias("l")),
-        )
+    Each replica and leader becomes one plain long, ``2 * broker`` for a replica and ``2 * broker + 1`` for a
+    leader (negative ids decode too), so that the tens of millions of exploded values are counted by one
+    aggregation without a struct per value; the few counts are then folded per broker."""
 
-    ids = actual.where(F.col("topic").isNotNull()).select(
-        "cluster", F.explode(F.concat(tagged("replica_brokers", 1), tagged("leader_brokers", 0))).alias("x")
+    def keyed(ids: str, tag: int) -> Column:
+        return F.transform(ids, lambda b: b.cast("long") * 2 + tag)
+
+    keys = actual.where(F.col("topic").isNotNull()).select(
+        "cluster", F.explode(F.concat(keyed("replica_brokers", 0), keyed("leader_brokers", 1))).alias("key")
     )
-    counted = ids.groupBy("cluster", F.col("x.broker").alias("broker")).agg(
-        F.sum("x.r").alias("replicas"), F.sum("x.l").alias("leaders")
+    counted = keys.groupBy("cluster", "key").count()
+    is_leader = F.pmod(F.col("key"), F.lit(2)) == 1
+    folded = counted.groupBy("cluster", F.floor(F.col("key") / 2).cast("int").alias("broker")).agg(
+        F.sum(F.when(~is_leader, F.col("count"))).alias("replicas"),
+        F.sum(F.when(is_leader, F.col("count"))).alias("leaders"),
     )
-    joined = registered.join(counted, on=["cluster", "broker"], how="full_outer")
+    joined = registered.join(folded, on=["cluster", "broker"], how="full_outer")
     return joined.select(
         "cluster",
         "broker",
