@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.snapshot_versions import version_1_rows
 from pyspark.sql import SparkSession
 
+from harness.snapshot_versions import version_1_rows
 from topic_operator.drift.inputs import desired_frame, read_snapshots
 from topic_operator.drift.job import DriftInputs, DriftResult, run_drift
 from topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
@@ -255,6 +255,20 @@ def random_fleet(seed: int, clusters: int = 4, topics: int = 30) -> Fleet:
                 fleet.specs.append(declared)
         fleet.states[name] = state(actual, racks, marked=frozenset(marked))
     return fleet
+
+
+def wide_ids_fleet() -> Fleet:
+    """A cluster whose broker ids span more than the job's dense rack lookup (0, 7 without a rack, 5000), with
+    replicas on an unregistered broker (9): the map lookup, the unregistered ids and their load are exercised."""
+    partitions = {0: (0, 5000), 1: (0, 7), 2: (5000, 9), 3: (7, 0)}
+    states = {**healthy(partitions), 3: PartitionState(-1, (0,), 1, 1)}
+    wide = ClusterState(
+        cluster_id="fleet-test",
+        brokers={0: Broker(0, "a"), 7: Broker(7, None), 5000: Broker(5000, "b")},
+        topics={"spread": topic("spread", partitions, states=states)},
+        controller=0,
+    )
+    return Fleet([spec("wide", "spread", 4, 2)], {"wide": wide})
 
 
 # -- files ------------------------------------------------------------------------------------------------------------

@@ -129,7 +129,8 @@ def test_live_read_of_two_clusters_through_the_job(
 
         def untimed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             return sorted(
-                ({k: v for k, v in r.items() if k != "taken_at"} for r in rows), key=lambda r: r["topic"] or ""
+                ({k: v for k, v in r.items() if k != "taken_at"} for r in rows),
+                key=lambda r: r["topic"] or "",
             )
 
         assert untimed(saved) == untimed(fresh)

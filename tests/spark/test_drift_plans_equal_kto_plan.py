@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from drift_fleets import Fleet, random_fleet, run_fleet
+from drift_fleets import Fleet, random_fleet, run_fleet, wide_ids_fleet
 from pyspark.sql import SparkSession
 
 from topic_operator.drift.planning import plan_cluster
@@ -35,7 +35,9 @@ def merged(*fleets: Fleet) -> Fleet:
 
 @pytest.fixture(scope="module")
 def generated(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Fleet, Path]:
-    fleet = merged(random_fleet(11, clusters=4, topics=40), random_fleet(12, clusters=3, topics=25))
+    fleet = merged(
+        random_fleet(11, clusters=4, topics=40), random_fleet(12, clusters=3, topics=25), wide_ids_fleet()
+    )
     run = run_fleet(spark, fleet, tmp_path_factory.mktemp("generated"), seed=7)
     return fleet, run.out
 
@@ -69,6 +71,8 @@ def test_the_generated_fleets_exercise_every_rule(spark: SparkSession, generated
         "missing", "unmanaged", "partitions_behind", "partitions_ahead", "replication_factor_differs",
         "config_differs", "marked_for_deletion", "plan_rejected", "under_replicated", "offline", "rack_violation",
     }  # fmt: skip
+    wide = spark.read.parquet(str(out / "drift.parquet")).where("cluster = 'wide'").collect()
+    assert {(r.kind, r.actual) for r in wide} >= {("rack_violation", "3"), ("offline", "1")}
 
 
 def test_a_cluster_planned_alone_gets_the_same_plan(

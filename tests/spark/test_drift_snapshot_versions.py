@@ -32,7 +32,9 @@ def test_schema_1_snapshots_give_the_same_findings_and_plans(
 
 def _run(spark: SparkSession, snapshots: Path, out: Path) -> None:
     fleet = small_fleet()
-    inputs = DriftInputs(desired=desired_frame(spark, fleet.specs), snapshots=read_snapshots(spark, snapshots))
+    inputs = DriftInputs(
+        desired=desired_frame(spark, fleet.specs), snapshots=read_snapshots(spark, snapshots)
+    )
     run_drift(spark, inputs, out)
 
 

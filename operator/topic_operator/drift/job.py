@@ -283,22 +283,49 @@ def count_topics(
 # Stage 2: actual topics.
 
 
+DENSE_RACK_SPAN = 1024
+"""Clusters whose rack-bearing broker ids span at most this many ids get an array lookup from broker to rack
+(O(1) per replica); wider id ranges fall back to a map lookup. The array is copied onto every topic row."""
+
+
 def cluster_brokers(spark: SparkSession, headers: Mapping[str, Mapping[str, Any]]) -> DataFrame:
-    """Per cluster, from the headers: registered broker ids, broker -> rack (brokers with a rack) and the
-    number of racks. Joined to every topic row, so that the per-row lambdas read plain columns: an expression
-    computed in a projection would be inlined into the lambda by the optimizer and rebuilt per partition."""
+    """Per cluster, from the headers: a cluster number (``_cluster_no``, its rank by name), registered broker
+    ids, each rack as a number, and the number of racks. Racks are looked up per replica, so they are numbers
+    (``_rack_no`` maps broker ``_rack_base + i`` to element ``i``, -1 without a rack; when the ids span more
+    than ``DENSE_RACK_SPAN`` it is null, and ``_rack_of`` maps broker to rack number instead).
+
+    Joined to every topic row, so that the per-row lambdas read plain columns: an expression computed in a
+    projection would be inlined into the lambda by the optimizer and rebuilt per partition."""
     rows = []
-    for name, header in headers.items():
-        brokers = header["brokers"]
+    for number, name in enumerate(sorted(headers)):
+        brokers = headers[name]["brokers"]
         racks = {int(b["id"]): b["rack"] for b in brokers if b.get("rack") is not None}
-        rows.append((name, [int(b["id"]) for b in brokers], racks, len(set(racks.values()))))
-    schema = "cluster string, _broker_ids array<int>, _rack_of map<int,string>, _racks int"
+        rack_numbers = {rack: n for n, rack in enumerate(sorted(set(racks.values())))}
+        rack_of = {broker: rack_numbers[rack] for broker, rack in racks.items()}
+        base = min(rack_of, default=0)
+        span = max(rack_of, default=-1) - base + 1
+        dense = [rack_of.get(base + i, -1) for i in range(span)] if span <= DENSE_RACK_SPAN else None
+        ids = [int(b["id"]) for b in brokers]
+        rows.append((name, number, ids, None if dense else rack_of, base, dense, len(rack_numbers)))
+    schema = (
+        "cluster string, _cluster_no int, _broker_ids array<int>, _rack_of map<int,int>, _rack_base int, "
+        "_rack_no array<int>, _racks int"
+    )
     return spark.createDataFrame(rows, schema)
 
 
+def _rack_number(replica: Column) -> Column:
+    """The rack number of a replica's broker, -1 when it has no rack or is not registered. One array lookup
+    (an id outside the array reads past its end, which is null), or the map's when there is no array."""
+    index = replica - F.col("_rack_base") + 1
+    past_the_end = F.lit(2**31 - 1)  # index 0 or below would be an error or count from the end
+    in_array = F.try_element_at(F.col("_rack_no"), F.when(index >= 1, index).otherwise(past_the_end))
+    return F.coalesce(in_array, F.try_element_at(F.col("_rack_of"), replica), F.lit(-1))
+
+
 def actual_topics(topics: DataFrame, brokers: DataFrame) -> DataFrame:
-    """The select contract of the cluster side, one row per snapshot row (``topic`` null for a cluster
-    without topics): ``cluster, topic, partition_count, replication_factor, config, marked, lagging, offline,
+    """The select contract of the cluster side, one row per snapshot row (``topic`` null for a header row):
+    ``cluster, cluster_no, topic, partition_count, replication_factor, config, marked, lagging, offline,
     narrow, rack_count, replica_brokers, leader_brokers``, from ``snapshot_topics``' rows and
     ``cluster_brokers``' frame.
 
@@ -306,16 +333,14 @@ def actual_topics(topics: DataFrame, brokers: DataFrame) -> DataFrame:
     are sorted ids), behind guards that settle healthy topics without a lambda.
     """
     partitions, states = F.col("partitions"), F.col("partition_states")
-    broker_ids, rack_of, racks = F.col("_broker_ids"), F.col("_rack_of"), F.col("_racks")
+    broker_ids, racks = F.col("_broker_ids"), F.col("_racks")
     no_ids = F.array().cast(ArrayType(IntegerType()))
 
     def state(key: Column) -> Column:
         return F.try_element_at(states, key)
 
     def rack_count(replicas: Column) -> Column:
-        return F.size(
-            F.array_compact(F.array_distinct(F.transform(replicas, lambda r: F.try_element_at(rack_of, r))))
-        )
+        return F.size(F.array_distinct(F.filter(F.transform(replicas, _rack_number), lambda rack: rack >= 0)))
 
     lagging = F.map_filter(
         partitions, lambda k, v: F.coalesce(F.size(state(k)["isr"]) < F.size(v), F.lit(False))
@@ -344,6 +369,7 @@ def actual_topics(topics: DataFrame, brokers: DataFrame) -> DataFrame:
     rows = topics.join(F.broadcast(brokers), on="cluster", how="left")
     return rows.select(
         "cluster",
+        F.col("_cluster_no").alias("cluster_no"),
         "topic",
         F.size(partitions).alias("partition_count"),
         F.when(F.try_element_at(partitions, F.lit("0")).isNull(), F.lit(0))
@@ -640,25 +666,39 @@ def topic_findings(desired: DataFrame, actual: DataFrame, facts: DataFrame) -> D
     )
 
 
-def broker_loads(actual: DataFrame, registered: DataFrame) -> DataFrame:
+_BROKER_OFFSET = 2**31
+"""Added to a broker id (a Java int) to make it non-negative in a load key."""
+
+
+def broker_loads(actual: DataFrame, registered: DataFrame, brokers: DataFrame) -> DataFrame:
     """``cluster, broker, rack, registered, replicas, leaders`` for every registered broker and every id that
-    replicas or leaders name (as ``rules.broker_loads``).
+    replicas or leaders name (as ``rules.broker_loads``), from ``actual_topics``' rows, ``_registered_brokers``
+    and ``cluster_brokers``' frame (for the cluster numbers).
 
-    Each replica and leader becomes one plain long, ``2 * broker`` for a replica and ``2 * broker + 1`` for a
-    leader (negative ids decode too), so that the tens of millions of exploded values are counted by one
-    aggregation without a struct per value; the few counts are then folded per broker."""
+    Tens of millions of replicas and leaders are counted at 1M topics, so each becomes one long key, its
+    cluster's number, broker and whether it leads packed together (``cluster_no * 2^33 + (broker + 2^31) * 2
+    + leads``): one explode of plain longs and a count per key, with no string or struct per value. The few
+    thousand counts are then unpacked and folded per broker."""
 
-    def keyed(ids: str, tag: int) -> Column:
-        return F.transform(ids, lambda b: b.cast("long") * 2 + tag)
+    def keyed(ids: str, leads: int) -> Column:
+        cluster = F.col("cluster_no").cast("long") * F.lit(2**33)
+        return F.transform(ids, lambda b: cluster + (b.cast("long") + _BROKER_OFFSET) * 2 + leads)
 
     keys = actual.where(F.col("topic").isNotNull()).select(
-        "cluster", F.explode(F.concat(keyed("replica_brokers", 0), keyed("leader_brokers", 1))).alias("key")
+        F.explode(F.concat(keyed("replica_brokers", 0), keyed("leader_brokers", 1))).alias("key")
     )
-    counted = keys.groupBy("cluster", "key").count()
-    is_leader = F.pmod(F.col("key"), F.lit(2)) == 1
-    folded = counted.groupBy("cluster", F.floor(F.col("key") / 2).cast("int").alias("broker")).agg(
-        F.sum(F.when(~is_leader, F.col("count"))).alias("replicas"),
-        F.sum(F.when(is_leader, F.col("count"))).alias("leaders"),
+    counted = keys.groupBy("key").count()
+    key = F.col("key")
+    unpacked = counted.select(
+        F.shiftright(key, 33).cast("int").alias("_cluster_no"),
+        (F.shiftright(key, 1) % F.lit(2**32) - _BROKER_OFFSET).cast("int").alias("broker"),
+        (key % 2 == 1).alias("leads"),
+        "count",
+    )
+    named = unpacked.join(F.broadcast(brokers.select("cluster", "_cluster_no")), on="_cluster_no")
+    folded = named.groupBy("cluster", "broker").agg(
+        F.sum(F.when(~F.col("leads"), F.col("count"))).alias("replicas"),
+        F.sum(F.when(F.col("leads"), F.col("count"))).alias("leaders"),
     )
     joined = registered.join(folded, on=["cluster", "broker"], how="full_outer")
     return joined.select(
@@ -807,7 +847,8 @@ def run_drift(
             count_topics(headers, [(r["cluster"], r["taken_at"], int(r["count"])) for r in observed_counts])
         observed = sorted(headers)
         desired = inputs.desired.where(F.col("cluster").isin(observed))
-        actual = actual_topics(topics, cluster_brokers(spark, headers))
+        brokers = cluster_brokers(spark, headers)
+        actual = actual_topics(topics, brokers)
         facts = plan_facts(desired, topics, headers, inputs.clusters, seed)
         cached.append(facts.persist(StorageLevel.MEMORY_AND_DISK))
         with progress.phase("planning (the engine's plan, Python tasks by cluster)"):
@@ -815,7 +856,7 @@ def run_drift(
         with progress.phase("writing plans"):
             plans = _write_plans(facts, out / PLANS_DIR, progress)
         with progress.phase("counting broker load"):
-            counted = broker_loads(actual, _registered_brokers(spark, headers)).collect()
+            counted = broker_loads(actual, _registered_brokers(spark, headers), brokers).collect()
             loads = sorted(
                 (BrokerLoad(**row.asDict()) for row in counted), key=lambda b: (b.cluster, b.broker)
             )
