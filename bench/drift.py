@@ -14,10 +14,11 @@ sampled for peak resident memory:
   is the engine's ``plan`` per cluster, and ``rules.cluster_findings``), writing the same plans, Parquet and report.
 
 Prints a table (wall time, findings, findings/s, peak memory, Spark/single ratio) and, with ``--profile``, where
-the time goes: the Spark job's phases and a cProfile of the Python plan stage on one cluster.
+the time goes: the Spark job's phases and a cProfile of the Python plan stage on one cluster; with ``--warm``, the
+Spark job's wall time when run a second time in the same JVM (what is left once the JIT has warmed up).
 
 Target: 1M topics <= 120 s with local[2] on the 2-core machine, and Spark faster than the single process from 100k
-topics up. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] [--profile]``.
+topics up. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] [--profile] [--warm]``.
 """
 
 from __future__ import annotations
@@ -227,7 +228,7 @@ def ensure_fleet(size: Size, root: Path) -> Path:
 # -- the two runs (each in a child process) --------------------------------------------------------------------------
 
 
-def run_spark(directory: Path, out: Path, master: str) -> dict[str, Any]:
+def run_spark(directory: Path, out: Path, master: str, warm: bool = False) -> dict[str, Any]:
     from topic_operator.drift.inputs import load_desired, read_snapshots
     from topic_operator.drift.job import DriftInputs, run_drift
     from topic_operator.drift.progress import Progress
@@ -243,9 +244,15 @@ def run_spark(directory: Path, out: Path, master: str) -> dict[str, Any]:
     inputs = DriftInputs(desired=desired.frame, snapshots=read_snapshots(spark, directory / "snapshots"))
     result = run_drift(spark, inputs, out, progress=progress)
     wall = time.perf_counter() - started
+    warm_wall = None
+    if warm:  # the same job again in the same JVM and Python workers: what is left without warming up
+        started = time.perf_counter()
+        run_drift(spark, inputs, out, progress=Progress(None))
+        warm_wall = time.perf_counter() - started
     spark.stop()
     return {
         "wall": wall,
+        "warm": warm_wall,
         "startup": startup,
         "findings": result.findings,
         "phases": result.timings,
@@ -395,6 +402,9 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--skip-single", action="store_true", help="only the Spark job")
     parser.add_argument(
+        "--warm", action="store_true", help="also time a second run in the same JVM (no JIT warm-up)"
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="print phases and a cProfile of the plan stage"
     )
     parser.add_argument("--run", choices=("spark", "single"), help=argparse.SUPPRESS)
@@ -406,7 +416,9 @@ def main() -> int:
         directory = root / args.size
         out = directory / f"out-{args.run}"
         figures = (
-            run_spark(directory, out, args.master) if args.run == "spark" else run_single(directory, out)
+            run_spark(directory, out, args.master, args.warm)
+            if args.run == "spark"
+            else run_single(directory, out)
         )
         Path(args.result).write_text(json.dumps(figures))
         return 0
@@ -416,6 +428,7 @@ def main() -> int:
         ensure_fleet(size, root)
         spark, spark_peak = measured(
             ["--run", "spark", "--size", size.name, "--master", args.master, "--data", str(root)]
+            + (["--warm"] if args.warm else [])
         )
         single, single_peak = (
             (None, 0)
@@ -449,6 +462,8 @@ def main() -> int:
                 failed = True
             line += f"{single['wall']:>8.1f} {single['findings'] / single['wall']:>11,.0f} {single_peak / 2**30:>8.2f} | {single['wall'] / spark['wall']:>5.2f}x"
         print(line)
+        if spark.get("warm") is not None:
+            print(f"{'':>8} the same job again in the warm JVM: {spark['warm']:.1f} s")
         if size.name == "1m" and spark["wall"] > TARGET_1M_SECONDS:
             print(f"1M topics took {spark['wall']:.1f} s, over the {TARGET_1M_SECONDS:.0f} s target")
     if args.profile and chosen:
