@@ -556,6 +556,14 @@ def _declared_finding(
     return _finding(kind, field, desired, actual, action, KIND_INFO[kind].severity.value, text)
 
 
+def _health_finding(when: Column, kind: Kind, field: str, partitions: str, message: Column) -> Column:
+    """A partition-health kind: how many partitions of the ``partitions`` id list are affected (0 is the
+    desired count), left to an operator."""
+    affected = F.size(partitions).cast("string")
+    severity = KIND_INFO[kind].severity.value
+    return F.when(when, _finding(kind, field, "0", affected, Action.MANUAL.value, severity, message))
+
+
 def _topic_level_findings() -> Column:
     """Every finding of one joined (cluster, topic) row, as an array (empty when in sync)."""
     count, factor = F.col("partition_count"), F.col("replication_factor")
@@ -600,29 +608,17 @@ def _topic_level_findings() -> Column:
                         marked_message,
                     ),
                 ),
-                F.when(
-                    under_replicated(),
-                    _finding(
-                        Kind.UNDER_REPLICATED, "isr", "0", F.size("lagging").cast("string"), Action.MANUAL.value,
-                        KIND_INFO[Kind.UNDER_REPLICATED].severity.value,
-                        F.format_string(UNDER_REPLICATED_MESSAGE, _partition_list(F.col("lagging"))),
-                    ),
+                _health_finding(
+                    under_replicated(), Kind.UNDER_REPLICATED, "isr", "lagging",
+                    F.format_string(UNDER_REPLICATED_MESSAGE, _partition_list(F.col("lagging"))),
                 ),
-                F.when(
-                    offline_partitions(),
-                    _finding(
-                        Kind.OFFLINE, "leader", "0", F.size("offline").cast("string"), Action.MANUAL.value,
-                        KIND_INFO[Kind.OFFLINE].severity.value,
-                        F.format_string(OFFLINE_MESSAGE, _partition_list(F.col("offline"))),
-                    ),
+                _health_finding(
+                    offline_partitions(), Kind.OFFLINE, "leader", "offline",
+                    F.format_string(OFFLINE_MESSAGE, _partition_list(F.col("offline"))),
                 ),
-                F.when(
-                    rack_violated(),
-                    _finding(
-                        Kind.RACK_VIOLATION, "racks", "0", F.size("narrow").cast("string"), Action.MANUAL.value,
-                        KIND_INFO[Kind.RACK_VIOLATION].severity.value,
-                        F.format_string(RACK_MESSAGE, _partition_list(F.col("narrow")), F.col("rack_count")),
-                    ),
+                _health_finding(
+                    rack_violated(), Kind.RACK_VIOLATION, "racks", "narrow",
+                    F.format_string(RACK_MESSAGE, _partition_list(F.col("narrow")), F.col("rack_count")),
                 ),
             ),
         )
