@@ -370,20 +370,21 @@ def measured(argv: list[str]) -> tuple[dict[str, Any], int]:
 
 def profile_plan_stage(directory: Path) -> str:
     """cProfile of the Python stage on the first cluster: where a plan task's time goes."""
-    from topic_operator.drift.planning import PLANNED_TOPIC_FIELDS, cluster_state
+    from topic_operator.drift.planning import PLANNED_TOPIC_FIELDS
+    from topic_operator.snapshot_rows import cluster_from_rows
 
     path = sorted((directory / "snapshots").glob("*.jsonl"))[0]
     lines = path.read_text(encoding="utf-8").splitlines()
     desired = _desired_by_cluster(directory / "desired.parquet")
-    first = json.loads(lines[0])
-    name = first["cluster"]
     rows = [orjson.loads(line) for line in lines]
+    first = rows[0]
+    name = first["cluster"]
     texts = [
         orjson.dumps({k: r.get(k) for k in PLANNED_TOPIC_FIELDS}) for r in rows if r["topic"] is not None
     ]
     profiler = cProfile.Profile()
     profiler.enable()
-    state = cluster_state(first, [orjson.loads(t) for t in texts])
+    state = cluster_from_rows(first, [orjson.loads(t) for t in texts])
     plan_cluster(desired[name], state, ClusterSpec(name, ""), seed=0)
     profiler.disable()
     stream = io.StringIO()

@@ -12,14 +12,11 @@ from topic_operator.drift.planning import (
     config_differences,
     plan_cluster,
 )
-from topic_operator.drift.planning import (
-    cluster_state as rebuilt,
-)
 from topic_operator.kafka.assignment import RackAwareMode
 from topic_operator.model import ClusterSpec, DeletionPolicy
 from topic_operator.plan import plan
 from topic_operator.plan_output import plan_to_dict
-from topic_operator.snapshot_rows import HEADER_FIELDS, rows_from_cluster
+from topic_operator.snapshot_rows import HEADER_FIELDS, cluster_from_rows, rows_from_cluster
 
 STATE = cluster_state(
     existing("grow", {0: (0, 1, 2)}, {"retention.ms": "1"}),
@@ -45,7 +42,7 @@ def test_the_state_rebuilt_from_split_rows_plans_like_the_snapshot() -> None:
     rows = [json.loads(json.dumps(r)) for r in rows_from_cluster("main", STATE, "t")]
     header = {k: rows[0][k] for k in HEADER_FIELDS}
     topics = [{k: r.get(k) for k in PLANNED_TOPIC_FIELDS} for r in rows[1:]]
-    assert plan(DECLARED, rebuilt(header, topics), seed=4) == plan(DECLARED, STATE, seed=4)
+    assert plan(DECLARED, cluster_from_rows(header, topics), seed=4) == plan(DECLARED, STATE, seed=4)
 
 
 def test_document_is_kto_plans_json_and_facts_cover_what_changes() -> None:

@@ -73,14 +73,14 @@ from topic_operator.drift.outputs import (
     summary_text,
     write_text_atomically,
 )
-from topic_operator.drift.planning import PLANNED_TOPIC_FIELDS, cluster_state, plan_cluster
+from topic_operator.drift.planning import PLANNED_TOPIC_FIELDS, plan_cluster
 from topic_operator.drift.progress import Progress
 from topic_operator.drift.report import ReportData, render_report
 from topic_operator.drift.rules import DECLARATION_KINDS, PLANNED_ACTION, BrokerLoad, unobserved_finding
 from topic_operator.drift.schema import FACTS_SCHEMA, FINDINGS_SCHEMA
 from topic_operator.model import ClusterSpec
 from topic_operator.plan import TopicStatus
-from topic_operator.snapshot_rows import HEADER_FIELDS
+from topic_operator.snapshot_rows import HEADER_FIELDS, cluster_from_rows
 
 __all__ = [
     "DriftInputs",
@@ -306,7 +306,7 @@ def cluster_brokers(spark: SparkSession, headers: Mapping[str, Mapping[str, Any]
         span = max(rack_of, default=-1) - base + 1
         dense = [rack_of.get(base + i, -1) for i in range(span)] if span <= DENSE_RACK_SPAN else None
         ids = [int(b["id"]) for b in brokers]
-        rows.append((name, number, ids, None if dense else rack_of, base, dense, len(rack_numbers)))
+        rows.append((name, number, ids, rack_of if dense is None else None, base, dense, len(rack_numbers)))
     schema = (
         "cluster string, _cluster_no int, _broker_ids array<int>, _rack_of map<int,int>, _rack_base int, "
         "_rack_no array<int>, _racks int"
@@ -416,7 +416,7 @@ def _plan_group_function(
             return pd.DataFrame({c: [] for c in columns})
         specs = [spec_from_row(orjson.loads(text)) for text in declared["spec"]]
         topics = [orjson.loads(text) for text in actual["planned"] if isinstance(text, str)]
-        state = cluster_state(header, topics)
+        state = cluster_from_rows(header, topics)
         result = plan_cluster(specs, state, clusters.get(name) or ClusterSpec(name, ""), seed=seed)
         rows: list[dict[str, Any]] = [
             {

@@ -4,7 +4,7 @@ This is the only part of the job that has to run Python, because it runs the pur
 gets one cluster's rows, rebuilds the ``ClusterState`` and ``TopicSpec`` values exactly as ``kto plan`` would have
 them (``snapshot_rows.cluster_from_rows``, ``desired_rows.spec_from_row``), and returns
 
-- the plan document, ``plan_to_dict`` serialised as ``kto plan -o json`` prints it, for ``plans/<cluster>.json``;
+- the plan document, ``plan_output.plan_json``: what ``kto plan -o json`` prints, for ``plans/<cluster>.json``;
 - the facts the native stages need about every topic the plan does something to (status, action types,
   rejections) and the config keys that differ, compared by ``comparable_config`` as the planner compares them.
 
@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from topic_operator.kafka.topic_configs import comparable_config
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import Plan, TopicStatus, plan
 from topic_operator.plan_output import action_to_dict, plan_json
-from topic_operator.snapshot_rows import cluster_from_rows
 
 __all__ = [
     "PLANNED_TOPIC_FIELDS",
@@ -29,10 +28,8 @@ __all__ = [
     "ConfigDiff",
     "Rejection",
     "TopicFacts",
-    "cluster_state",
     "config_differences",
     "plan_cluster",
-    "plan_document",
 ]
 
 PLANNED_TOPIC_FIELDS: Final = (
@@ -85,12 +82,6 @@ class ClusterPlan:
     facts: tuple[TopicFacts, ...]
 
 
-def cluster_state(header: Mapping[str, Any], topics: Iterable[Mapping[str, Any]]) -> ClusterState:
-    """The ``ClusterState`` that ``rows_to_clusters`` reads from this cluster's snapshot rows, from its header
-    fields (``snapshot_rows.HEADER_FIELDS``) and its topics' ``PLANNED_TOPIC_FIELDS``."""
-    return cluster_from_rows(header, topics)
-
-
 def config_differences(declared: Mapping[str, str], actual: Mapping[str, str]) -> list[ConfigDiff]:
     """The keys the plan's ``AlterConfig`` would change, found as the planner finds them: canonical values
     compared (``1000`` equals ``" 1000 "``, list configs as sets), raw values reported."""
@@ -102,11 +93,6 @@ def config_differences(declared: Mapping[str, str], actual: Mapping[str, str]) -
         for key in sorted(set(before) | set(after))
         if before.get(key) != after.get(key)
     ]
-
-
-def plan_document(result: Plan) -> str:
-    """``plans/<cluster>.json``: the document ``kto plan -o json`` prints for the same plan."""
-    return plan_json(result)
 
 
 def plan_cluster(
@@ -137,4 +123,4 @@ def plan_cluster(
                 config_diffs=tuple(diffs),
             )
         )
-    return ClusterPlan(cluster.name, result, plan_document(result), tuple(facts))
+    return ClusterPlan(cluster.name, result, plan_json(result), tuple(facts))
