@@ -91,28 +91,20 @@ def test_crd_is_namespaced_v1alpha1_of_kto_dev_with_a_status_subresource(crd: di
 
 
 @BOTH
-def test_schema_is_structural(crd: dict[str, Any]) -> None:
-    """The API server's structural-schema rules, as far as our schemas can break them."""
-    for path, node in _nodes(_schema(crd)):
-        preserves = node.get("x-kubernetes-preserve-unknown-fields") is True
-        assert "type" in node or preserves or node.get("x-kubernetes-int-or-string"), f"{path} has no type"
-        assert not {"anyOf", "oneOf", "allOf", "not", "$ref"} & set(node), f"{path} uses a junctor or $ref"
-        assert not ("properties" in node and "additionalProperties" in node), path
-        assert node.get("uniqueItems") is not True, f"{path}: uniqueItems is forbidden"
-        if node.get("type") == "array":
-            assert "items" in node, f"{path}: an array needs items"
-        if node.get("x-kubernetes-list-type") == "map":
-            keys = node["x-kubernetes-list-map-keys"]
-            assert set(keys) <= set(node["items"]["required"]), f"{path}: map keys must be required"
-    assert _schema(crd)["properties"]["metadata"] == {
-        "type": "object",
-        "description": _schema(crd)["properties"]["metadata"]["description"],
-    }
+def test_metadata_is_only_typed(crd: dict[str, Any]) -> None:
+    """The API server allows nothing under metadata but restrictions on name and generateName: a description
+    there made a real API server refuse both CRDs (the full rule set is in tests/chart/, structural_schema)."""
+    assert _schema(crd)["properties"]["metadata"] == {"type": "object"}
 
 
 @BOTH
 def test_every_field_has_a_description_for_kubectl_explain(crd: dict[str, Any]) -> None:
-    undescribed = [path for path, node in _nodes(_schema(crd)) if not node.get("description", "").strip()]
+    """Except metadata, which may carry none (kubectl explain describes ObjectMeta from the API server's own)."""
+    undescribed = [
+        path
+        for path, node in _nodes(_schema(crd))
+        if not node.get("description", "").strip() and path != "<root>.metadata"
+    ]
     assert undescribed == []
 
 
