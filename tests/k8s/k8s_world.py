@@ -119,6 +119,13 @@ class FakeKubernetes:
     async def read_secret(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         return self.secrets.get((namespace, name))
 
+    async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:
+        return {
+            str(body["metadata"]["uid"])
+            for (kind, namespace, _), body in self.objects.items()
+            if kind == plural and (not namespaces or namespace in namespaces)
+        }
+
     async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         self.status_patches.append((plural, f"{namespace}/{name}", dict(status)))
         merge(self.objects[(plural, namespace, name)].setdefault("status", {}), status)
@@ -172,13 +179,13 @@ class World:
             "kto_cluster_identities": {},
         }
         for body in self._of("kafkatopics"):
-            for key, value in handlers.kto_topic_claims(body=body).items():
+            for key, value in handlers.kto_topic_claims(body=body, memo=self.memo).items():
                 found["kto_topic_claims"].setdefault(key, []).append(value)
-            for key, value in handlers.kto_topics_by_cluster(body=body).items():
+            for key, value in handlers.kto_topics_by_cluster(body=body, memo=self.memo).items():
                 found["kto_topics_by_cluster"].setdefault(key, []).append(value)
         for body in self._of("kafkaclusters"):
             meta = body["metadata"]
-            for key, value in handlers.kto_cluster_identities(body=body, namespace=meta["namespace"], name=meta["name"]).items():  # fmt: skip
+            for key, value in handlers.kto_cluster_identities(body=body, memo=self.memo, namespace=meta["namespace"], name=meta["name"]).items():  # fmt: skip
                 found["kto_cluster_identities"].setdefault(key, []).append(value)
         return found
 

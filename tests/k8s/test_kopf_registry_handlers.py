@@ -49,7 +49,12 @@ def test_the_registry_holds_the_expected_handlers() -> None:
         for part in ("_changing", "_indexing", "_spawning")
         for h in getattr(registry, part).get_all_handlers()
     )
-    assert sorted(h.id for h in registry._activities.get_all_handlers()) == ["cleanup", "clusters"]
+    assert sorted(h.id for h in registry._activities.get_all_handlers()) == [
+        "cleanup",
+        "clusters",
+        "login_with_kubeconfig",
+        "login_with_service_account",
+    ]
 
 
 def test_kopf_settings_follow_ours() -> None:
@@ -71,14 +76,19 @@ def test_metrics_and_readiness_endpoints() -> None:
     metrics.reconciles.labels("ns/main", "applied").inc()
 
     async def scenario() -> None:
-        ready = asyncio.Event()
+        state = {"ready": False}
+
+        async def ready() -> tuple[bool, str]:
+            return state["ready"], "a test"
+
         runner = await serve(metrics, ready, host="127.0.0.1", port=0)
         port = runner.addresses[0][1]
         try:
             async with aiohttp.ClientSession() as session:
                 async with session.get(f"http://127.0.0.1:{port}/readyz") as response:
                     assert response.status == 503
-                ready.set()
+                    assert await response.text() == "waiting for a test\n"
+                state["ready"] = True
                 async with session.get(f"http://127.0.0.1:{port}/readyz") as response:
                     assert response.status == 200
                 async with session.get(f"http://127.0.0.1:{port}/metrics") as response:

@@ -26,6 +26,7 @@ import kopf
 
 from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.login import register_logins
 from topic_operator.k8s.ownership import ClusterKey, TopicClaim, claim_of, cluster_identity, declared_topics
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
@@ -110,7 +111,15 @@ def _finish(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, pat
 # -- indices ----------------------------------------------------------------------------------------------------
 
 
-def kto_topic_claims(body: kopf.Body, **_: Any) -> dict[str, TopicClaim]:
+def _indexed(memo: Any, plural: str, body: kopf.Body) -> None:
+    """Tell readiness that kopf's list reached this object (index handlers run for every object first)."""
+    ctx = getattr(memo, "kto", None)
+    if isinstance(ctx, OperatorContext):
+        ctx.readiness.indexed(plural, body.get("metadata", {}).get("uid"))
+
+
+def kto_topic_claims(body: kopf.Body, memo: Any, **_: Any) -> dict[str, TopicClaim]:
+    _indexed(memo, "kafkatopics", body)
     claim = claim_of(body)
     return {claim.topic: claim} if claim is not None else {}
 
@@ -121,8 +130,9 @@ def kto_topics_by_cluster(body: kopf.Body, **_: Any) -> dict[ClusterKey, dict[st
 
 
 def kto_cluster_identities(
-    body: kopf.Body, namespace: str | None, name: str | None, **_: Any
+    body: kopf.Body, memo: Any, namespace: str | None, name: str | None, **_: Any
 ) -> dict[ClusterKey, str]:
+    _indexed(memo, "kafkaclusters", body)
     connect = ((body.get("spec") or {}).get("zookeeper") or {}).get("connect")
     if not isinstance(connect, str) or namespace is None or name is None:
         return {}
@@ -251,8 +261,10 @@ def _handler(fn: Any) -> Any:
 
 
 def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
-    """Every handler of the operator, on a registry of its own."""
+    """Every handler of the operator, on a registry of its own, with the login handlers kopf's default registry
+    would have (``login``): a bare registry has none, and the operator could not log in anywhere."""
     registry = kopf.OperatorRegistry()
+    register_logins(registry)
     kopf.index(*TOPICS, registry=registry)(_handler(kto_topic_claims))
     kopf.index(*TOPICS, registry=registry)(_handler(kto_topics_by_cluster))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
