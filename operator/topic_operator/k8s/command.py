@@ -103,12 +103,44 @@ def run_operator(settings: OperatorSettings) -> int:
     )
     if settings.log_level == "error":
         logging.getLogger().setLevel(logging.ERROR)
-    asyncio.run(_operate(settings))
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_without_login_tracebacks)
+    from lightkube.core.exceptions import ConfigError
+
+    try:
+        asyncio.run(_operate(settings))
+    except (kopf.LoginError, ConfigError) as error:
+        # No credentials anywhere kopf looks (kubeconfig, service account, client libraries): one line, exit 1.
+        print(f"kto run: cannot log in to the Kubernetes API: {_first_line(error)}", file=sys.stderr)
+        return 1
+    except StartupError as error:
+        print(f"kto run: {error}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _without_login_tracebacks(record: logging.LogRecord) -> bool:
+    """kopf logs a failed login with the traceback of every task it stops; the message says all there is to say
+    (and ``kto run`` ends with one line saying it), so the traceback is left out."""
+    import kopf
+
+    if record.exc_info and isinstance(record.exc_info[1], kopf.LoginError):
+        record.exc_info, record.exc_text = None, None
+    return True
+
+
+class StartupError(Exception):
+    """The operator cannot start (the message says why, in one line)."""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 async def _operate(settings: OperatorSettings) -> None:
     import kopf
+    from lightkube.core.exceptions import ConfigError
 
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import build_kopf_settings, build_registry
@@ -120,9 +152,23 @@ async def _operate(settings: OperatorSettings) -> None:
     )
     api = LightkubeApi()
     if settings.peering:
-        await api.ensure_peering(settings.peering, settings.namespaces)
+        try:
+            await api.ensure_peering(settings.peering, settings.namespaces)
+        except ConfigError:
+            raise
+        except Exception as error:  # refused (credentials, RBAC, the peering CRD missing) or unreachable
+            raise StartupError(
+                f"cannot create the kopf peering object {settings.peering!r}: {_first_line(error)}"
+            ) from None
     context = OperatorContext(settings, api, KopfEvents())
-    ready = asyncio.Event()
+    started = asyncio.Event()  # kopf's start-up is done: only the first of readiness's conditions
+
+    async def ready() -> tuple[bool, str]:
+        if started.is_set():
+            context.readiness.started()
+        is_ready = await context.readiness.check(lambda plural: api.list_uids(plural, settings.namespaces))
+        return is_ready, context.readiness.waiting_for
+
     runner = None
     if settings.metrics_port:
         runner = await serve(context.metrics, ready, host="0.0.0.0", port=settings.metrics_port)
@@ -140,7 +186,7 @@ async def _operate(settings: OperatorSettings) -> None:
             namespaces=settings.namespaces,
             liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
             memo=kopf.Memo(kto=context),
-            ready_flag=ready,
+            ready_flag=started,
         )
     finally:
         if runner is not None:

@@ -14,6 +14,7 @@ from kazoo.client import KazooClient
 
 from topic_operator.k8s.kube_api import EventSink, KubernetesApi
 from topic_operator.k8s.metrics import Metrics
+from topic_operator.k8s.readiness import Readiness
 from topic_operator.k8s.registry import ClusterKey, ClusterRegistry
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
@@ -42,6 +43,7 @@ class OperatorContext:
         self.metrics = metrics if metrics is not None else Metrics()
         self.clusters = ClusterRegistry(settings, self.metrics, connect=connect)
         self.clock = clock
+        self.readiness = Readiness(("kafkatopics", "kafkaclusters"))
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
         """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
         (Kafka version, topic prefixes) even while their cluster is unreachable."""

@@ -1,15 +1,15 @@
 """The Kubernetes API calls kopf does not make for us, behind two small protocols the tests replace.
 
 kopf watches, patches the handled object and posts Events; it does not read Secrets, and it patches only the
-object a handler runs for. The operator also needs to read a KafkaCluster's Secrets and, from the KafkaCluster's
-drift timer, patch the status of that cluster's KafkaTopics. Those two verbs are ``KubernetesApi``; Events go
-through ``EventSink`` (kopf's poster in production).
+object a handler runs for. The operator also needs to read a KafkaCluster's Secrets, patch the status of a
+KafkaCluster's KafkaTopics from its drift timer, and list the uids of each kind for readiness (``readiness``).
+Those three verbs are ``KubernetesApi``; Events go through ``EventSink`` (kopf's poster in production).
 
 Production client: lightkube. It is typed (``py.typed``, so ``mypy --strict`` checks our calls), async (it runs in
 kopf's event loop without a thread per call), small (one HTTP client and generated models), maintained (Canonical
 ships it in every Juju charm), and it reads in-cluster service-account credentials and kubeconfigs by itself. The
 official ``kubernetes`` client is synchronous and untyped, ``kubernetes_asyncio`` is untyped too, and both pull a
-large generated tree for the two calls needed here.
+large generated tree for the three calls needed here.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ class KubernetesApi(Protocol):
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         """Merge-patch ``status`` into a kto.dev object's status subresource (None values remove fields)."""
+        ...
+
+    async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:
+        """The uids of every kto.dev object of ``plural`` in ``namespaces`` (all namespaces when empty)."""
         ...
 
 
@@ -84,6 +88,17 @@ class LightkubeApi:
         await self._lazy_client().patch(
             resource.Status, name, {"status": dict(status)}, namespace=namespace, patch_type=PatchType.MERGE
         )
+
+    async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:
+        from lightkube import ALL_NS
+        from lightkube.generic_resource import create_namespaced_resource
+
+        resource = create_namespaced_resource(GROUP, VERSION, KINDS[plural], plural)
+        uids: set[str] = set()
+        for namespace in namespaces or (ALL_NS,):
+            async for item in self._lazy_client().list(resource, namespace=namespace, chunk_size=500):
+                uids.add(str(item.metadata.uid))
+        return uids
 
     async def ensure_peering(self, name: str, namespaces: tuple[str, ...]) -> None:
         """Create kopf's peering object(s) if missing: a ClusterKopfPeering when watching every namespace, a

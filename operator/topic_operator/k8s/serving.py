@@ -1,13 +1,13 @@
 """Metrics and readiness over HTTP, served from kopf's event loop (aiohttp, which kopf already depends on).
 
-``/metrics``: the Prometheus text format. ``/readyz``: 200 once kopf has run its start-up and filled its indices
-(its ``ready_flag``), 503 before. Liveness is kopf's own endpoint (``/healthz`` on the health port), which stops
-answering if the event loop is stuck.
+``/metrics``: the Prometheus text format. ``/readyz``: 200 once ``ready()`` says so (see ``readiness``: logged
+in, and kopf's first list of each kind received), else 503 with what it waits for. Liveness is kopf's own
+endpoint (``/healthz`` on the health port), which stops answering if the event loop is stuck.
 """
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -17,14 +17,19 @@ from topic_operator.k8s.metrics import Metrics
 __all__ = ["build_app", "serve"]
 
 
-def build_app(metrics: Metrics, ready: asyncio.Event) -> web.Application:
+Ready = Callable[[], Awaitable[tuple[bool, str]]]
+"""Whether the operator is ready, and if not, what it waits for."""
+
+
+def build_app(metrics: Metrics, ready: Ready) -> web.Application:
     async def metrics_view(_: web.Request) -> web.Response:
         return web.Response(body=metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def ready_view(_: web.Request) -> web.Response:
-        if ready.is_set():
+        is_ready, waiting_for = await ready()
+        if is_ready:
             return web.Response(text="ready\n")
-        return web.Response(status=503, text="starting\n")
+        return web.Response(status=503, text=f"waiting for {waiting_for}\n")
 
     app = web.Application()
     app.router.add_get("/metrics", metrics_view)
@@ -32,7 +37,7 @@ def build_app(metrics: Metrics, ready: asyncio.Event) -> web.Application:
     return app
 
 
-async def serve(metrics: Metrics, ready: asyncio.Event, *, host: str, port: int) -> web.AppRunner:
+async def serve(metrics: Metrics, ready: Ready, *, host: str, port: int) -> web.AppRunner:
     """Start serving; the caller calls ``runner.cleanup()`` at shutdown."""
     runner = web.AppRunner(build_app(metrics, ready), access_log=None)
     await runner.setup()

@@ -1,0 +1,89 @@
+"""``/readyz`` says ready only after kopf's start-up, a login, and kopf's first list of both kinds; then it stays
+ready without listing again."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+
+import pytest
+
+from topic_operator.k8s.readiness import Readiness
+
+
+class Lister:
+    def __init__(self, uids: dict[str, set[str]]) -> None:
+        self.uids = uids
+        self.calls = 0
+        self.fail: Exception | None = None
+
+    async def __call__(self, plural: str) -> Collection[str]:
+        self.calls += 1
+        if self.fail is not None:
+            raise self.fail
+        return self.uids[plural]
+
+
+def _check(readiness: Readiness, lister: Lister) -> bool:
+    return asyncio.run(readiness.check(lister))
+
+
+@pytest.fixture
+def lister() -> Lister:
+    return Lister({"kafkatopics": {"t1", "t2"}, "kafkaclusters": {"c1"}})
+
+
+def test_each_condition_is_needed_in_turn(lister: Lister) -> None:
+    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    assert not _check(readiness, lister)
+    assert readiness.waiting_for == "kopf's start-up"
+    readiness.started()
+    assert not _check(readiness, lister)
+    assert readiness.waiting_for.startswith("a login")
+    readiness.logged_in()
+    assert not _check(readiness, lister)
+    assert readiness.waiting_for == "kopf's first list of kafkatopics (2 of 2 not seen yet)"
+    readiness.indexed("kafkatopics", "t1")
+    readiness.indexed("kafkatopics", "t2")
+    assert not _check(readiness, lister)
+    assert readiness.waiting_for == "kopf's first list of kafkaclusters (1 of 1 not seen yet)"
+    readiness.indexed("kafkaclusters", "c1")
+    assert _check(readiness, lister)
+    assert readiness.ready
+    assert readiness.waiting_for == ""
+
+
+def test_once_ready_it_stays_ready_without_listing(lister: Lister) -> None:
+    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    readiness.started()
+    readiness.logged_in()
+    for plural, uids in lister.uids.items():
+        for uid in uids:
+            readiness.indexed(plural, uid)
+    assert _check(readiness, lister)
+    calls = lister.calls
+    lister.uids["kafkatopics"].add("t3")  # created after: kopf will see it, readiness need not wait again
+    lister.fail = RuntimeError("API down")
+    assert _check(readiness, lister)
+    assert lister.calls == calls
+
+
+def test_an_api_failure_is_not_ready_and_says_why(lister: Lister) -> None:
+    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    readiness.started()
+    readiness.logged_in()
+    lister.fail = PermissionError("403 forbidden: list kafkatopics")
+    assert not _check(readiness, lister)
+    assert readiness.waiting_for == "a list of kafkatopics (PermissionError: 403 forbidden: list kafkatopics)"
+
+
+def test_objects_gone_since_are_not_waited_for(lister: Lister) -> None:
+    """Readiness compares a fresh list each time: an object deleted before kopf listed it cannot block it."""
+    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    readiness.started()
+    readiness.logged_in()
+    readiness.indexed("kafkatopics", "t1")
+    readiness.indexed("kafkaclusters", "c1")
+    assert not _check(readiness, lister)
+    lister.uids["kafkatopics"].discard("t2")
+    assert _check(readiness, lister)
