@@ -1,0 +1,268 @@
+"""``kto run`` as shipped: a real subprocess that logs in through a generated kubeconfig to kmock (kopf's own API
+emulator, with the API server's bookkeeping: ``harness.kube_api``) and reconciles a real ZooKeeper.
+
+It covers what the handler tests cannot: the login, the watches of both kinds, kopf's settings as ``kto run``
+builds them, readiness, statuses and Events arriving at the API, finalizers, and a clean exit on SIGTERM. What only
+a real API server shows (admission with CEL, RBAC, its own timing) is checked outside CI.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from harness.kube_api import ApiServer, KubeClient, Served, crd_resources, write_kubeconfig
+from harness.zookeeper import ZkChroot
+from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode
+
+ROOT = Path(__file__).resolve().parents[2]
+API = "kto.dev/v1alpha1"
+NS = "team-a"
+TOKEN = "kto-e2e-token"
+KINDS = crd_resources(
+    *sorted((ROOT / "crds").glob("*.yaml")), ROOT / "manifests/install/02-crd-kopf-peering.yaml"
+)
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Operator:
+    process: subprocess.Popen[bytes]
+    metrics_port: int
+    log: Path
+
+    def readyz(self) -> tuple[int, str]:
+        try:
+            url = f"http://127.0.0.1:{self.metrics_port}/readyz"
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+        except OSError as error:
+            return 0, str(error)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self, timeout: float = 20) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+            raise AssertionError(
+                f"kto run did not exit within {timeout:g} s of SIGTERM:\n{self.output()[-3000:]}"
+            ) from None
+
+
+def _start(tmp_path: Path, kubeconfig: Path | None, **env: str) -> Operator:
+    metrics_port = _free_port()
+    home = tmp_path / "home"  # no ~/.kube/config of the machine's user
+    home.mkdir(exist_ok=True)
+    environ = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("KTO_", "KUBECONFIG"))},
+        "HOME": str(home),
+        "KTO_METRICS_PORT": str(metrics_port),
+        "KTO_HEALTH_PORT": str(_free_port()),
+        "KTO_BATCH_LINGER": "0.05",
+        "KTO_RETRY_DELAY": "1",
+        "KTO_CLUSTER_WAIT": "5",
+        "KTO_DRIFT_INTERVAL": "3600",
+        "KTO_MATERIAL_DIR": str(tmp_path / "material"),
+        "KTO_LOG_FORMAT": "plain",
+        **({"KUBECONFIG": str(kubeconfig)} if kubeconfig is not None else {}),
+        **env,
+    }
+    log = tmp_path / "operator.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "kto"), "run", "--namespace", NS],
+            env=environ,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    return Operator(process, metrics_port, log)
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    with ApiServer.run(kinds=KINDS, token=TOKEN) as served:
+        yield served
+
+
+@pytest.fixture
+def kube(served: Served) -> KubeClient:
+    return KubeClient(served.url, TOKEN)
+
+
+@pytest.fixture
+def operator(tmp_path: Path, served: Served) -> Iterator[Operator]:
+    operator = _start(tmp_path, write_kubeconfig(tmp_path / "kubeconfig", served.url, TOKEN))
+    try:
+        yield operator
+    finally:
+        if operator.process.poll() is None:
+            operator.process.kill()
+            operator.process.wait(10)
+
+
+def _ready(body: dict[str, Any]) -> dict[str, Any]:
+    return next((c for c in (body.get("status") or {}).get("conditions", []) if c["type"] == "Ready"), {})
+
+
+def _topic(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "KafkaTopic",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"cluster": "main", "partitions": 3, "replicas": 3, **spec},
+    }
+
+
+def _wait_topic(
+    kube: KubeClient, name: str, generation: int, reason: str, timeout: float = 30
+) -> dict[str, Any]:
+    def settled() -> dict[str, Any] | None:
+        body: dict[str, Any] = kube.get(API, "kafkatopics", NS, name)
+        status = body.get("status") or {}
+        done = status.get("observedGeneration") == generation and _ready(body).get("reason") == reason
+        return body if done else None
+
+    result: dict[str, Any] = kube.wait_for(
+        settled, timeout=timeout, what=f"KafkaTopic {name} {reason} at {generation}"
+    )
+    return result
+
+
+def test_kto_run_logs_in_watches_both_kinds_and_reconciles(
+    tmp_path: Path,
+    served: Served,
+    kube: KubeClient,
+    operator: Operator,
+    zk_chroot: ZkChroot,
+    kafka_zk: KazooClient,
+) -> None:
+    kube.wait_for(lambda: operator.readyz()[0] == 200, timeout=30, what="/readyz to answer 200")
+    assert operator.process.poll() is None
+
+    kube.create("kafkaclusters", {
+        "apiVersion": API, "kind": "KafkaCluster", "metadata": {"name": "main", "namespace": NS},
+        "spec": {"zookeeper": {"connect": zk_chroot.connect_string}, "allowDelete": True},
+    })  # fmt: skip
+    kube.wait_for(
+        lambda: _ready(kube.get(API, "kafkaclusters", NS, "main")).get("status") == "True",
+        timeout=30,
+        what="KafkaCluster main Ready",
+    )
+
+    # Created, with its config, in Kafka's format.
+    kube.create("kafkatopics", _topic("orders", config={"retention.ms": 3600000}))
+    body = _wait_topic(kube, "orders", 1, "Created")
+    assert body["status"]["partitions"] == 3
+    assert sorted(TopicZNode.decode("orders", kafka_zk.get(TopicZNode.path("orders"))[0]).partitions) == [
+        0,
+        1,
+        2,
+    ]
+    assert TopicConfigZNode.decode("orders", kafka_zk.get(TopicConfigZNode.path("orders"))[0]) == {
+        "retention.ms": "3600000"
+    }
+    assert "finalizers" not in body["metadata"], "Retain topics get no finalizer"
+
+    # Grown; then re-configured, with one change notification.
+    notifications = set(kafka_zk.get_children("/config/changes"))
+    kube.patch(API, "kafkatopics", NS, "orders", {"spec": {"partitions": 6}})
+    body = _wait_topic(kube, "orders", 2, "Updated")
+    assert sorted(TopicZNode.decode("orders", kafka_zk.get(TopicZNode.path("orders"))[0]).partitions) == list(
+        range(6)
+    )
+    assert body["status"]["partitions"] == 6
+    kube.patch(API, "kafkatopics", NS, "orders", {"spec": {"config": {"retention.ms": 7200000}}})
+    _wait_topic(kube, "orders", 3, "Updated")
+    assert TopicConfigZNode.decode("orders", kafka_zk.get(TopicConfigZNode.path("orders"))[0]) == {
+        "retention.ms": "7200000"
+    }
+    assert len(set(kafka_zk.get_children("/config/changes")) - notifications) == 1
+
+    # Events reached the API, about the KafkaTopic.
+    events = [e for e in kube.list("v1", "events", NS) if e["involvedObject"].get("name") == "orders"]
+    assert {"Created", "Updated"} <= {e["reason"] for e in events}
+
+    # Retain: deleting the KafkaTopic leaves the Kafka topic.
+    kube.delete(API, "kafkatopics", NS, "orders")
+    kube.wait_for(lambda: served.call(lambda: served.api.get("kafkatopics", NS, "orders")) is None, timeout=10,
+                  what="KafkaTopic orders gone")  # fmt: skip
+    assert kafka_zk.exists(TopicZNode.path("orders"))
+
+    # Delete: a finalizer holds the KafkaTopic until the Kafka topic is marked for deletion.
+    kube.create("kafkatopics", _topic("scratch", deletionPolicy="Delete"))
+    body = _wait_topic(kube, "scratch", 1, "Created")
+    kube.wait_for(
+        lambda: kube.get(API, "kafkatopics", NS, "scratch")["metadata"].get("finalizers"),
+        timeout=10,
+        what="the finalizer of a Delete topic",
+    )
+    kube.delete(API, "kafkatopics", NS, "scratch")
+    kube.wait_for(lambda: served.call(lambda: served.api.get("kafkatopics", NS, "scratch")) is None, timeout=30,
+                  what="KafkaTopic scratch gone")  # fmt: skip
+    assert kafka_zk.exists("/admin/delete_topics/scratch")
+
+    assert operator.stop() == 0
+    output = operator.output()
+    assert "Traceback" not in output, output[-3000:]
+
+
+@pytest.mark.parametrize("peering", ["kafka-topic-operator", ""], ids=["peering", "standalone"])
+def test_a_token_the_api_refuses_ends_the_process_with_one_line_and_never_ready(
+    tmp_path: Path, served: Served, peering: str
+) -> None:
+    """With peering the refusal comes from the peering object's creation, standalone from kopf's own login."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", served.url, "not-the-token")
+    operator = _start(tmp_path, kubeconfig, KTO_PEERING=peering)
+    try:
+        deadline = time.monotonic() + 60
+        seen_ready = False
+        while operator.process.poll() is None and time.monotonic() < deadline:
+            seen_ready = seen_ready or operator.readyz()[0] == 200
+            time.sleep(0.2)
+        assert operator.process.poll() == 1, operator.output()[-3000:]
+    finally:
+        operator.stop()
+    output = operator.output()
+    assert not seen_ready
+    assert "Traceback" not in output, output[-3000:]
+    assert output.strip().splitlines()[-1].startswith("kto run: "), output[-3000:]
+
+
+def test_no_credentials_anywhere_is_one_line(tmp_path: Path) -> None:
+    operator = _start(tmp_path, None)
+    try:
+        assert operator.process.wait(60) == 1
+    finally:
+        operator.stop()
+    output = operator.output()
+    assert "Traceback" not in output, output[-3000:]
+    assert output.strip().splitlines()[-1].startswith("kto run: cannot log in to the Kubernetes API"), output
