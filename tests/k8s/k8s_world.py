@@ -171,7 +171,7 @@ class World:
     def _of(self, plural: str) -> list[dict[str, Any]]:
         return [b for (p, _, _), b in self.kube.objects.items() if p == plural]
 
-    def indices(self) -> dict[str, dict[Any, list[Any]]]:
+    async def indices(self) -> dict[str, dict[Any, list[Any]]]:
         """kopf's indices over the current objects, built by the operator's own index functions."""
         found: dict[str, dict[Any, list[Any]]] = {
             "kto_topic_claims": {},
@@ -179,13 +179,13 @@ class World:
             "kto_cluster_identities": {},
         }
         for body in self._of("kafkatopics"):
-            for key, value in handlers.kto_topic_claims(body=body, memo=self.memo).items():
+            for key, value in (await handlers.kto_topic_claims(body=body, memo=self.memo)).items():
                 found["kto_topic_claims"].setdefault(key, []).append(value)
-            for key, value in handlers.kto_topics_by_cluster(body=body, memo=self.memo).items():
+            for key, value in (await handlers.kto_topics_by_cluster(body=body, memo=self.memo)).items():
                 found["kto_topics_by_cluster"].setdefault(key, []).append(value)
         for body in self._of("kafkaclusters"):
             meta = body["metadata"]
-            for key, value in handlers.kto_cluster_identities(body=body, memo=self.memo, namespace=meta["namespace"], name=meta["name"]).items():  # fmt: skip
+            for key, value in (await handlers.kto_cluster_identities(body=body, memo=self.memo, namespace=meta["namespace"], name=meta["name"])).items():  # fmt: skip
                 found["kto_cluster_identities"].setdefault(key, []).append(value)
         return found
 
@@ -197,7 +197,7 @@ class World:
     async def cluster_changed(self, body: dict[str, Any]) -> kopf.Patch:
         self.add(body)
         patch = kopf.Patch()
-        indices = self.indices()
+        indices = await self.indices()
         try:
             await handlers.cluster_changed(body=body, memo=self.memo, patch=patch, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
         finally:
@@ -211,7 +211,7 @@ class World:
     async def tick(self, body: dict[str, Any]) -> kopf.Patch:
         """The KafkaCluster's drift timer."""
         patch = kopf.Patch()
-        indices = self.indices()
+        indices = await self.indices()
         try:
             await handlers.cluster_timer(body=body, memo=self.memo, patch=patch, **indices)
         finally:
@@ -221,7 +221,7 @@ class World:
     async def topic_changed(self, body: dict[str, Any]) -> kopf.Patch:
         self.add(body)
         patch = kopf.Patch()
-        indices = self.indices()
+        indices = await self.indices()
         try:
             await handlers.topic_changed(body=body, memo=self.memo, patch=patch, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
         finally:
@@ -231,7 +231,7 @@ class World:
     async def topic_deleted(self, body: dict[str, Any], *, requested: datetime.datetime = NOW) -> None:
         """kopf calls the delete handler (only for deletionPolicy Delete); returning releases the finalizer."""
         body["metadata"]["deletionTimestamp"] = requested.strftime("%Y-%m-%dT%H:%M:%SZ")
-        indices = self.indices()
+        indices = await self.indices()
         await handlers.topic_deleted(body=body, memo=self.memo, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
         self.remove(body)
 
