@@ -13,10 +13,12 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from topic_operator.k8s.kube_api import EventSink, KubernetesApi
+from topic_operator.k8s.lru import Lru
 from topic_operator.k8s.metrics import Metrics
 from topic_operator.k8s.readiness import Readiness
 from topic_operator.k8s.registry import ClusterKey, ClusterRegistry
 from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.model import TopicSpec
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["OperatorContext", "utc_now"]
@@ -44,6 +46,8 @@ class OperatorContext:
         self.clusters = ClusterRegistry(settings, self.metrics, connect=connect)
         self.clock = clock
         self.readiness = Readiness(("kafkatopics", "kafkaclusters"))
+        self.validations: Lru[tuple[object, ...], tuple[TopicSpec | None, tuple[str, ...]]] = Lru(50_000)
+        """Each KafkaTopic spec version's validation (see ``topics.validate_topic``)."""
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
         """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
         (Kafka version, topic prefixes) even while their cluster is unreachable."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -22,7 +22,7 @@ from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.deletion import release_overdue
-from topic_operator.k8s.ownership import ClusterKey, TopicClaim, claim_of, owner_of
+from topic_operator.k8s.ownership import ClaimsByTopic, ClusterKey, TopicClaim, claim_of, owner_of
 from topic_operator.k8s.registry import ClusterHandle, TopicReport, TopicRequest
 from topic_operator.k8s.status import (
     drift_rows,
@@ -104,11 +104,26 @@ def _names(body: Mapping[str, Any]) -> tuple[str, str, str, str]:
     )
 
 
+def _version(body: Mapping[str, Any] | None) -> tuple[object, object]:
+    """What identifies a version of an object's spec: its uid and generation (the API server bumps the
+    generation on every spec change)."""
+    metadata = (body or {}).get("metadata") or {}
+    return metadata.get("uid"), metadata.get("generation")
+
+
 def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[TopicSpec | None, list[str]]:
     """The spec, or the reasons it is invalid (field path: rule), checked against its KafkaCluster's Kafka
-    version and topic prefixes when that KafkaCluster is known."""
+    version and topic prefixes when that KafkaCluster is known.
+
+    Validation (the CRD schema, the CEL rules, Kafka's rules) depends only on the two specs, so its result is
+    kept per (KafkaTopic, KafkaCluster) spec version: the echo of a status write, a resume or a drift check
+    does not validate the same spec again."""
     namespace, name, cluster, _ = _names(body)
     cluster_body = ctx.cluster_bodies.get((namespace, cluster))
+    key = (*_version(body), *_version(cluster_body))
+    known = None if None in key[:2] else ctx.validations.get(key)
+    if known is not None:
+        return known[0], list(known[1])
     objects = [cluster_body, body] if cluster_body is not None else [body]
     manifests = load_objects(objects, origin=f"{namespace}/{name}")
     errors = [
@@ -117,6 +132,8 @@ def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[Topic
         if e.kind in ("KafkaTopic", "")
     ]
     spec = manifests.topics[0] if manifests.topics and not errors else None
+    if None not in key[:2]:
+        ctx.validations.put(key, (spec, tuple(errors)))
     return spec, errors
 
 
@@ -150,6 +167,8 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
         message = f"the engine reported nothing for topic {topic}; retrying"
         return _simple(body, now, Reason.CLUSTER_UNAVAILABLE, message, result="missing", retry=message)
     ready = ready_for_outcome(result.outcome, result.plan, result.errors, exists=report.state is not None)
+    if result.outcome is TopicOutcome.UNCHANGED:
+        ready = _settled_ready(body) or ready
     remaining = report.remaining if report.remaining is not None else result.plan
     status = topic_status(
         generation=(body.get("metadata") or {}).get("generation"),
@@ -177,18 +196,18 @@ async def _handle_for(ctx: OperatorContext, key: ClusterKey) -> ClusterHandle | 
 
 
 def _owner_or_none(
-    body: Mapping[str, Any], claims: Iterable[TopicClaim], identity_of: IdentityOf
+    body: Mapping[str, Any], claims: ClaimsByTopic, identity_of: IdentityOf
 ) -> TopicClaim | None:
     """The other KafkaTopic owning this one's topic, or None when this one owns it."""
     claim = claim_of(body)
     if claim is None:
         return None
-    owner = owner_of(claim, claims, identity_of)
+    owner = owner_of(claim, claims.get(claim.topic, ()), identity_of)
     return None if owner == claim else owner
 
 
 async def reconcile_topic(
-    ctx: OperatorContext, body: Mapping[str, Any], *, claims: Iterable[TopicClaim], identity_of: IdentityOf
+    ctx: OperatorContext, body: Mapping[str, Any], *, claims: ClaimsByTopic, identity_of: IdentityOf
 ) -> Verdict:
     """Make the topic match ``body`` (a KafkaTopic), or say why not."""
     now = ctx.clock()
@@ -228,7 +247,7 @@ async def reconcile_topic(
 
 
 async def delete_topic(
-    ctx: OperatorContext, body: Mapping[str, Any], *, claims: Iterable[TopicClaim], identity_of: IdentityOf
+    ctx: OperatorContext, body: Mapping[str, Any], *, claims: ClaimsByTopic, identity_of: IdentityOf
 ) -> DeletionVerdict:
     """The end of a KafkaTopic with ``deletionPolicy: Delete``: delete the Kafka topic if the cluster allows it,
     and always let the KafkaTopic go in the end (see ``deletion``)."""
@@ -300,6 +319,16 @@ def _ready(body: Mapping[str, Any]) -> Mapping[str, Any]:
     return {}
 
 
+def _settled_ready(body: Mapping[str, Any]) -> Condition | None:
+    """The Ready condition of a spec already reconciled (Created, Updated or InSync at this generation), kept by a
+    reconcile that changes nothing: after a restart kopf resumes every KafkaTopic, and rewriting each "Updated"
+    as "InSync" would write 10,000 statuses to say nothing new."""
+    ready = _ready(body)
+    if _current(body) and ready.get("status") == "True" and ready.get("reason") in _SETTLED:
+        return Condition(READY, True, Reason(ready["reason"]), str(ready.get("message", "")))
+    return None
+
+
 def _current(body: Mapping[str, Any]) -> bool:
     """The status describes the current spec."""
     status = body.get("status") or {}
@@ -311,29 +340,26 @@ async def check_drift(
     handle: ClusterHandle,
     bodies: Sequence[Mapping[str, Any]],
     *,
-    claims: Iterable[TopicClaim],
+    claims: ClaimsByTopic,
     identity_of: IdentityOf,
 ) -> int:
     """The drift timer's work for one cluster: plan every owned, unpaused KafkaTopic of it against the watched
     view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
     decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
     whose owner went away). Returns how many topics drifted."""
-    claims = list(claims)
     state = await asyncio.to_thread(handle.state)
     owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
     again: list[Mapping[str, Any]] = []
     for body in bodies:
-        if is_paused(body):
-            continue
+        if is_paused(body) or not _current(body):
+            continue  # a spec kopf has not handled yet is kopf's to handle (and retry): never raced here
         if _owner_or_none(body, claims, identity_of) is not None:
-            if _ready(body).get("reason") != Reason.CONFLICT.value or not _current(body):
-                again.append(body)
+            if _ready(body).get("reason") != Reason.CONFLICT.value:
+                again.append(body)  # a topic now owned by an older KafkaTopic
             continue
         spec, _ = validate_topic(ctx, body)
         if spec is None:
-            if not _current(body) or _ready(body).get("reason") != Reason.INVALID.value:
-                again.append(body)
-            continue
+            continue  # Invalid until its spec changes, and then kopf handles it
         owned.append((body, spec))
     plan = await asyncio.to_thread(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
     drifted = 0
@@ -357,10 +383,8 @@ async def check_drift(
                 again.append(body)
             elif rows != (body.get("status") or {}).get("drift"):
                 await _patch(ctx, body, {"drift": rows, "driftCount": len(rows)})
-        elif not _current(body) or (not settled and ready.get("reason") not in _FINAL_REFUSALS):
-            again.append(
-                body
-            )  # never reconciled for this spec, or left unsettled (cluster down, conflict gone)
+        elif not settled and ready.get("reason") not in _FINAL_REFUSALS:
+            again.append(body)  # left unsettled: its cluster was down, or the owner it lost to is gone
         elif not changes and (body.get("status") or {}).get("driftCount"):
             again.append(body)  # drift that went away (reverted by hand): clear it
     ctx.metrics.drifted_topics.labels(handle.label).set(drifted)
