@@ -260,7 +260,7 @@ class ApiServer(kmock.KubernetesEmulator):
             raise _error(400, "BadRequest", "the body of a create must be an object")
         metadata = body.setdefault("metadata", {})
         if not metadata.get("name") and metadata.get("generateName"):
-            metadata["name"] = f"{metadata['generateName']}{uuid.uuid4().hex[:5]}"
+            metadata["name"] = f"{metadata['generateName']}{uuid.uuid4().hex[:10]}"
         if not metadata.get("name"):
             raise _error(422, "Invalid", "metadata.name: Required value: name or generateName is required")
         if kind.namespaced:
@@ -565,3 +565,36 @@ class KubeApiError(Exception):
     def __init__(self, status: int, body: str) -> None:
         super().__init__(f"{status}: {body[:500]}")
         self.status = status
+
+
+# -- serving from a process of its own (bench/operator.py) ----------------------------------------------------------
+
+
+async def _serve_forever(kinds: list[Kind], token: str, port: int) -> None:
+    api = ApiServer(kinds=kinds, token=token)
+
+    async def stats(_: rendering.Request) -> dict[str, Any]:
+        """What the API was asked to change: {"verb plural[/subresource]": count}."""
+        counts: dict[str, int] = {}
+        for verb, plural, _ns, _name, subresource in api.writes:
+            key = f"{verb} {plural}" + (f"/{subresource}" if subresource else "")
+            counts[key] = counts.get(key, 0) + 1
+        return {"writes": counts, "requests": len(api._requests)}
+
+    api.fallback["get /_kto/stats"] << stats
+    async with api, kmock.Server(api, port=port) as server:
+        api._changed = asyncio.Condition()
+        print(str(server.url).rstrip("/"), flush=True)
+        await asyncio.Event().wait()
+
+
+def main() -> None:
+    """``python -m harness.kube_api TOKEN PORT CRD...``: serve until killed; prints the URL when serving."""
+    import sys
+
+    token, port, *crds = sys.argv[1:]
+    asyncio.run(_serve_forever(crd_resources(*map(Path, crds)), token, int(port)))
+
+
+if __name__ == "__main__":
+    main()

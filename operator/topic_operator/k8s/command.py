@@ -24,7 +24,7 @@ from topic_operator.k8s.settings import (
     settings_from_env,
 )
 
-__all__ = ["register", "run_operator", "settings_from_args"]
+__all__ = ["operate", "register", "run_operator", "settings_from_args"]
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def run_operator(settings: OperatorSettings) -> int:
     from lightkube.core.exceptions import ConfigError
 
     try:
-        asyncio.run(_operate(settings))
+        asyncio.run(operate(settings))
     except (kopf.LoginError, ConfigError) as error:
         # No credentials anywhere kopf looks (kubeconfig, service account, client libraries): one line, exit 1.
         print(f"kto run: cannot log in to the Kubernetes API: {_first_line(error)}", file=sys.stderr)
@@ -138,7 +138,8 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-async def _operate(settings: OperatorSettings) -> None:
+async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = None) -> None:
+    """What ``kto run`` runs in its event loop (the benchmark runs it too): until SIGTERM/SIGINT or ``stop_flag``."""
     import kopf
     from lightkube.core.exceptions import ConfigError
 
@@ -187,6 +188,7 @@ async def _operate(settings: OperatorSettings) -> None:
             liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
             memo=kopf.Memo(kto=context),
             ready_flag=started,
+            stop_flag=stop_flag,
         )
     finally:
         if runner is not None:

@@ -1,0 +1,378 @@
+"""The operator with 10,000 KafkaTopics: its CPU per event, its API writes per event, and its peak RSS.
+
+The operator runs in this process, exactly as ``kto run`` builds it (``k8s.command.operate``: login, registry, kopf
+settings, context), against kmock's API emulator with the API server's bookkeeping (``tests/harness/kube_api``, a
+process of its own) and a real ZooKeeper made to look like a 6-broker cluster in 3 racks. A load generator (a
+process of its own) plays the users, with concurrent requests as ``kubectl apply`` makes them:
+
+1. ``create``: N KafkaTopics (12 partitions, RF 3, 2 configs);
+2. ``update``: one config key changed on all of them;
+3. ``label``: a label added to all of them (nothing for the operator to do);
+4. ``restart``: the operator stopped and started again (kopf resumes every object: nothing to do);
+5. ``drift``: one drift check of the KafkaCluster over its N quiet topics (nothing to find).
+
+For each phase: the operator's CPU (this process: kopf, our handlers, kazoo's threads, the batches), per event;
+the operator's writes to the API (status patches, other patches, Events), per event; and how long after the last
+request every topic was settled. Targets (issue 10): <= 3 ms CPU per create, update and no-op event; 0 writes for
+the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
+
+``--profile`` samples this process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
+operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
+
+Run: ``.venv/bin/python bench/operator.py [--topics 10000] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Run as a script, this file's directory comes first on sys.path, and this file would shadow the standard
+# library's ``operator`` module for everything imported below: drop the directory before importing anything.
+if sys.path and sys.path[0] == __file__.rpartition("/")[0]:
+    del sys.path[0]
+
+import argparse
+import asyncio
+import collections
+import contextlib
+import json
+import os
+import resource
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "bench-token"
+NS = "bench"
+API = "kto.dev/v1alpha1"
+RACKS = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
+TARGETS = {"CPU per event ms": 3.0, "peak RSS MB": 300.0}
+
+
+# -- the load generator (a process of its own) ---------------------------------------------------------------------
+
+
+async def _loadgen(url: str, phase: str, topics: int, connect: str) -> dict[str, Any]:
+    import aiohttp
+
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    base = f"{url}/apis/{API}/namespaces/{NS}"
+    gate = asyncio.Semaphore(32)
+    writes = 0
+
+    async with aiohttp.ClientSession(headers=headers) as session:
+
+        async def call(method: str, path: str, body: Any, content_type: str = "application/json") -> None:
+            nonlocal writes
+            async with gate, session.request(method, f"{base}{path}", data=json.dumps(body),
+                                             headers={"Content-Type": content_type}) as response:  # fmt: skip
+                if response.status >= 300:
+                    raise RuntimeError(f"{method} {path}: {response.status} {await response.text()}")
+                writes += 1
+
+        async def items(plural: str) -> list[dict[str, Any]]:
+            async with session.get(f"{base}/{plural}") as response:
+                found: list[dict[str, Any]] = (await response.json())["items"]
+                return found
+
+        async def settled(plural: str, generation: int, count: int, timeout: float = 1800) -> float:
+            started = time.monotonic()
+            while time.monotonic() - started < timeout:
+                done = sum(
+                    1
+                    for body in await items(plural)
+                    if (body.get("status") or {}).get("observedGeneration") == generation
+                    and any(
+                        c["type"] == "Ready" and c["status"] == "True"
+                        for c in body["status"].get("conditions", [])
+                    )
+                )
+                if done >= count:
+                    return time.monotonic() - started
+                await asyncio.sleep(0.5)
+            raise RuntimeError(f"{plural} not settled at generation {generation} within {timeout:g} s")
+
+        names = [f"topic-{i:05d}" for i in range(topics)]
+        merge = "application/merge-patch+json"
+        started = time.monotonic()
+        if phase == "cluster":
+            await call("POST", "/kafkaclusters", {"apiVersion": API, "kind": "KafkaCluster",
+                                                  "metadata": {"name": "main", "namespace": NS},
+                                                  "spec": {"zookeeper": {"connect": connect}}})  # fmt: skip
+            requests_took = time.monotonic() - started
+            settle = await settled("kafkaclusters", 1, 1)
+        elif phase == "create":
+            await asyncio.gather(*(call("POST", "/kafkatopics", {
+                "apiVersion": API, "kind": "KafkaTopic", "metadata": {"name": name, "namespace": NS},
+                "spec": {"cluster": "main", "partitions": 12, "replicas": 3,
+                         "config": {"retention.ms": 604800000, "min.insync.replicas": 2}},
+            }) for name in names))  # fmt: skip
+            requests_took = time.monotonic() - started
+            settle = await settled("kafkatopics", 1, topics)
+        elif phase == "update":
+            patch = {"spec": {"config": {"retention.ms": 86400000}}}
+            await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
+            requests_took = time.monotonic() - started
+            settle = await settled("kafkatopics", 2, topics)
+        elif phase == "label":
+            patch = {"metadata": {"labels": {"team": "platform"}}}
+            await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
+            requests_took = time.monotonic() - started
+            settle = 0.0
+        else:
+            raise SystemExit(f"unknown phase {phase}")
+    return {"requests_took": requests_took, "settled_after": settle, "writes": writes}
+
+
+# -- the operator (this process) -------------------------------------------------------------------------------------
+
+
+def _stats(url: str) -> dict[str, int]:
+    request = urllib.request.Request(f"{url}/_kto/stats", headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        writes: dict[str, int] = json.loads(response.read())["writes"]
+        return writes
+
+
+def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+async def _run_loadgen(url: str, phase: str, topics: int, connect: str) -> dict[str, Any]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--loadgen", phase, "--url", url, "--topics", str(topics), "--connect", connect,
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"load generator {phase} failed ({process.returncode})")
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+class Phases:
+    def __init__(self, url: str, topics: int) -> None:
+        self.url, self.topics = url, topics
+        self.rows: list[dict[str, Any]] = []
+
+    async def measure(self, name: str, events: int, work: Any, at_least: float = 2.0) -> dict[str, Any]:
+        """Run ``work`` (a coroutine), then wait ``at_least`` seconds and until the operator is idle (the echoes
+        of its own writes and every batch done), and record its CPU and writes over that time."""
+        before, cpu = _stats(self.url), time.process_time()
+        started = time.monotonic()
+        result = await work
+        result = result if isinstance(result, dict) else {}
+        await asyncio.sleep(at_least)
+        quiet = at_least + await _until_idle()
+        cpu = time.process_time() - cpu
+        writes = _delta(_stats(self.url), before)
+        users = (result or {}).get("writes", 0)
+        operator_writes = dict(writes)
+        own_key = {
+            "create": "create kafkatopics",
+            "update": "update kafkatopics",
+            "label": "update kafkatopics",
+        }
+        if name in own_key:  # the load generator's own requests are not the operator's
+            operator_writes[own_key[name]] = operator_writes.get(own_key[name], 0) - users
+        operator_writes = {k: v for k, v in operator_writes.items() if v}
+        row = {
+            "phase": name,
+            "events": events,
+            "wall s": round(time.monotonic() - started - quiet, 1),
+            "requests took s": round((result or {}).get("requests_took", 0.0), 1),
+            "settled after last request s": round((result or {}).get("settled_after", 0.0), 1),
+            "operator CPU s": round(cpu, 1),
+            "CPU per event ms": round(1000 * cpu / max(events, 1), 2),
+            "operator writes": operator_writes,
+            "writes per event": round(sum(operator_writes.values()) / max(events, 1), 2),
+        }
+        self.rows.append(row)
+        print(json.dumps(row), flush=True)
+        return row
+
+
+async def _until_idle(window: float = 2.0, busy: float = 0.02, limit: float = 600.0) -> float:
+    """Wait until this process used less than ``busy`` of a core over ``window`` seconds; returns the wait."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        cpu = time.process_time()
+        await asyncio.sleep(window)
+        if time.process_time() - cpu < busy * window:
+            break
+    return time.monotonic() - started
+
+
+async def _operator_session(settings: Any, phases: Phases, plan: list[str], connect: str) -> Any:
+    from topic_operator.k8s.command import operate
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(operate(settings, stop_flag=stop))
+    await asyncio.sleep(2)  # login and first lists
+    for phase in plan:
+        events = 1 if phase == "cluster" else phases.topics
+        await phases.measure(phase, events, _run_loadgen(phases.url, phase, phases.topics, connect))
+    return stop, task
+
+
+async def _main(args: argparse.Namespace) -> None:
+    from kazoo.client import KazooClient
+
+    from topic_operator.k8s.settings import OperatorSettings
+    from topic_operator.zookeeper.local_server import LocalZooKeeper, free_port
+    from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
+    from topic_operator.zookeeper.znodes import TopicConfigZNode
+
+    work = Path(tempfile.mkdtemp(prefix="kto-bench-operator-"))
+    crds = [*sorted((ROOT / "crds").glob("*.yaml")), ROOT / "manifests/install/02-crd-kopf-peering.yaml"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    api = subprocess.Popen([sys.executable, "-m", "harness.kube_api", TOKEN, "0", *map(str, crds)],
+                           stdout=subprocess.PIPE, env=env)  # fmt: skip
+    try:
+        assert api.stdout is not None
+        url = api.stdout.readline().decode().strip()
+        (work / "home").mkdir()
+        kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                      "clusters": [{"name": "c", "cluster": {"server": url}}],
+                      "users": [{"name": "u", "user": {"token": TOKEN}}],
+                      "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}  # fmt: skip
+        (work / "kubeconfig").write_text(json.dumps(kubeconfig))
+        os.environ.update(KUBECONFIG=str(work / "kubeconfig"), HOME=str(work / "home"))
+        with LocalZooKeeper() as zookeeper:
+            admin = KazooClient(hosts=f"{zookeeper.connect_string}/kafka")
+            admin.start(10)
+            admin.ensure_path("/")
+            bootstrap_cluster(admin, "bench-cluster")
+            register_brokers(admin, RACKS)
+            connect = f"{zookeeper.connect_string}/kafka"
+            settings = OperatorSettings(
+                namespaces=(NS,), peering="", metrics_port=0, health_port=free_port(),
+                drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
+            )  # fmt: skip
+            profiler = _start_profiler(work) if args.profile else None
+            phases = Phases(url, args.topics)
+            stop, task = await _operator_session(
+                settings, phases, ["cluster", "create", "update", "label"], connect
+            )
+            stop.set()
+            await task
+            if profiler is not None:  # the profile covers the create, update and label phases
+                _report_profile(profiler, work)
+            session: list[Any] = []
+
+            async def restart() -> None:  # kopf lists, indexes and resumes every KafkaTopic
+                session.extend(await _operator_session(settings, phases, [], connect))
+
+            await phases.measure("restart", args.topics, restart())
+            stop, task = session
+            # The timer runs at start and then every drift interval: this phase holds exactly one later run.
+            await phases.measure("drift", args.topics, asyncio.sleep(args.drift_interval))
+            stop.set()
+            await task
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            updated = sum(
+                TopicConfigZNode.decode(t, admin.get(TopicConfigZNode.path(t))[0]).get("retention.ms")
+                == "86400000"
+                for t in admin.get_children("/brokers/topics")
+            )
+            admin.stop()
+            admin.close()
+    finally:
+        api.kill()
+        api.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+    _print_summary(phases, peak, updated, args.topics)
+
+
+def _print_summary(phases: Phases, peak: float, updated: int, topics: int) -> None:
+    print()
+    print(
+        f"{'phase':<10}{'events':>8}{'wall s':>9}{'settled s':>11}{'CPU s':>8}{'ms/event':>10}{'writes/ev':>11}  writes"
+    )
+    for row in phases.rows:
+        print(f"{row['phase']:<10}{row['events']:>8}{row['wall s']:>9}{row['settled after last request s']:>11}"
+              f"{row['operator CPU s']:>8}{row['CPU per event ms']:>10}{row['writes per event']:>11}  "
+              f"{row['operator writes']}")  # fmt: skip
+    print(f"peak RSS of the operator process: {peak:.0f} MB (target <= {TARGETS['peak RSS MB']:g} MB)")
+    print(f"topics whose config znode has the updated value: {updated} of {topics}")
+
+
+def _start_profiler(work: Path) -> subprocess.Popen[bytes] | None:
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(spy).exists():
+        print("--profile: py-spy is not installed (pip install py-spy); running without it")
+        return None
+    return subprocess.Popen([spy, "record", "--pid", str(os.getpid()), "--rate", "50", "--threads",
+                             "--format", "raw", "--output", str(work / "profile.txt"), "--nonblocking"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def _report_profile(profiler: subprocess.Popen[bytes], work: Path) -> None:
+    import signal
+
+    profiler.send_signal(signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        profiler.wait(30)
+    path = work / "profile.txt"
+    if not path.exists():
+        print("--profile: py-spy wrote nothing")
+        return
+    kept = Path(tempfile.gettempdir()) / "kto-bench-operator-profile.txt"
+    shutil.copyfile(path, kept)
+    print(f"py-spy's raw samples (collapsed stacks, for a flame graph): {kept}")
+    shares: collections.Counter[str] = collections.Counter()
+    ours: collections.Counter[str] = collections.Counter()
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        frames = stack.split(";")
+        shares[_owner(frames)] += int(count)
+        for frame in {f for f in frames if "topic_operator/" in f}:  # inclusive: every function on the stack
+            ours[frame.split(" (")[0] + " (" + frame.split("topic_operator/")[1]] += int(count)
+    total = sum(shares.values()) or 1
+    print(
+        "where the operator's CPU went (py-spy samples; each sample goes to the innermost kto or kopf frame):"
+    )
+    for owner, count in shares.most_common():
+        print(f"  {owner:<34} {100 * count / total:5.1f} %")
+    print("our functions, inclusive:")
+    for function, count in ours.most_common(15):
+        print(f"  {function:<70} {100 * count / total:5.1f} %")
+
+
+def _owner(frames: list[str]) -> str:
+    """Whose work a sample is: the innermost frame that is the operator's or kopf's (a library called by one of
+    them counts for it), else kazoo's threads, else the event loop itself."""
+    for frame in reversed(frames):
+        if "topic_operator/" in frame:
+            return "kto (our code and what it calls)"
+        if "kopf/" in frame:
+            return "kopf (and what it calls)"
+    if any("kazoo/" in frame for frame in frames):
+        return "kazoo (its connection threads)"
+    return "asyncio loop, aiohttp transport, other"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=10_000)
+    parser.add_argument("--drift-interval", type=float, default=60.0)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--loadgen", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--connect", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.loadgen:
+        print(json.dumps(asyncio.run(_loadgen(args.url, args.loadgen, args.topics, args.connect))))
+        return
+    asyncio.run(_main(args))
+
+
+if __name__ == "__main__":
+    main()
