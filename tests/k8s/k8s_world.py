@@ -175,14 +175,11 @@ class World:
         """kopf's indices over the current objects, built by the operator's own index functions."""
         found: dict[str, dict[Any, list[Any]]] = {
             "kto_topic_claims": {},
-            "kto_topics_by_cluster": {},
             "kto_cluster_identities": {},
         }
         for body in self._of("kafkatopics"):
             for key, value in (await handlers.kto_topic_claims(body=body, memo=self.memo)).items():
                 found["kto_topic_claims"].setdefault(key, []).append(value)
-            for key, value in (await handlers.kto_topics_by_cluster(body=body, memo=self.memo)).items():
-                found["kto_topics_by_cluster"].setdefault(key, []).append(value)
         for body in self._of("kafkaclusters"):
             meta = body["metadata"]
             for key, value in (await handlers.kto_cluster_identities(body=body, memo=self.memo, namespace=meta["namespace"], name=meta["name"])).items():  # fmt: skip

@@ -27,7 +27,6 @@ def test_the_registry_holds_the_expected_handlers() -> None:
     assert _handlers(registry, "_indexing") == [
         ("kto_cluster_identities", "kafkaclusters", None),
         ("kto_topic_claims", "kafkatopics", None),
-        ("kto_topics_by_cluster", "kafkatopics", None),
     ]
     assert _handlers(registry, "_changing") == sorted(
         [
@@ -51,7 +50,6 @@ def test_the_registry_holds_the_expected_handlers() -> None:
     )
     assert sorted(h.id for h in registry._activities.get_all_handlers()) == [
         "cleanup",
-        "clusters",
         "login_with_kubeconfig",
         "login_with_service_account",
     ]

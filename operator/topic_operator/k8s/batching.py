@@ -20,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -52,7 +54,8 @@ class _Entry(Generic[P, R]):
 
 
 class Batcher(Generic[K, P, R]):
-    """Runs ``run(batch)`` (blocking: it is called in a worker thread) over the requests pending after a linger.
+    """Runs ``run(batch)`` (blocking: it is called in ``executor``, the loop's default one when None) over the
+    requests pending after a linger.
 
     ``run`` returns a result per key; an exception it raises is given to every request of that batch.
     ``on_depth`` is told the number of waiting keys whenever it changes (a metrics gauge).
@@ -68,6 +71,7 @@ class Batcher(Generic[K, P, R]):
         offer_timeout: float,
         on_depth: Callable[[int], None] | None = None,
         name: str = "",
+        executor: Executor | None = None,
     ) -> None:
         self._run = run
         self._linger = linger
@@ -76,6 +80,8 @@ class Batcher(Generic[K, P, R]):
         self._offer_timeout = offer_timeout
         self._on_depth = on_depth
         self._name = name
+        self._executor = executor
+        self._running_since: float | None = None
         self._pending: dict[K, _Entry[P, R]] = {}
         self._room: asyncio.Condition | None = None
         self._work: asyncio.Event | None = None
@@ -88,6 +94,11 @@ class Batcher(Generic[K, P, R]):
     @property
     def depth(self) -> int:
         return len(self._pending)
+
+    def running_for(self, now: float | None = None) -> float:
+        """Seconds the current batch has been running (0 when none runs): what the stuck-batch check reads."""
+        since = self._running_since
+        return 0.0 if since is None else (time.monotonic() if now is None else now) - since
 
     async def submit(self, key: K, payload: P) -> R:
         """Queue ``payload`` under ``key`` and wait for its result (or the batch's exception)."""
@@ -177,8 +188,9 @@ class Batcher(Generic[K, P, R]):
         items = [(key, entry.payload) for key, entry in taken.items()]
         self.batches_run += 1
         self._in_flight = taken
+        self._running_since = time.monotonic()
         try:
-            results = await asyncio.to_thread(self._run, items)
+            results = await asyncio.get_running_loop().run_in_executor(self._executor, self._run, items)
         except Exception as error:
             logger.warning("batch of %d in %s failed: %s", len(items), self._name, error)
             for entry in taken.values():
@@ -187,6 +199,8 @@ class Batcher(Generic[K, P, R]):
                         waiter.set_exception(error)
             self._in_flight = {}
             return
+        finally:
+            self._running_since = None
         for key, entry in taken.items():
             for waiter in entry.waiters:
                 if waiter.done():

@@ -83,7 +83,7 @@ async def reconcile_cluster(
     now = ctx.clock()
     try:
         handle = await connect_cluster(ctx, body)
-        state = await asyncio.to_thread(handle.state)
+        state = await handle.run(handle.state)
     except (ClusterConfigError, ZooKeeperError, KazooException, ValueError) as error:
         reason, kind = classify_failure(error)
         if kind != "config":

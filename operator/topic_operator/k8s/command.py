@@ -39,6 +39,10 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--deletion-timeout", "deletion_timeout", float, "seconds before a Delete topic's finalizer is released "
      "when its cluster is gone or unreachable"),
     ("--zk-connection-timeout", "zk_connection_timeout", float, "seconds to wait for a ZooKeeper session"),
+    ("--zk-deadline", "zk_deadline", float, "seconds one batch of a cluster may take (outages shorter than this "
+     "are ridden out)"),
+    ("--stuck-grace", "stuck_grace", float, "seconds past the deadline after which a running batch is stuck and "
+     "liveness fails"),
     ("--health-port", "health_port", int, "port of the liveness endpoint /healthz"),
     ("--metrics-port", "metrics_port", int, "port of /metrics and /readyz (0: off)"),
     ("--peering", "peering", str, "kopf peering object shared by the replicas ('' for standalone)"),
@@ -146,7 +150,8 @@ async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = 
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import build_kopf_settings, build_registry
     from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
-    from topic_operator.k8s.serving import serve
+    from topic_operator.k8s.liveness import Liveness
+    from topic_operator.k8s.serving import serve, serve_health
 
     priority = (
         settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
@@ -170,9 +175,11 @@ async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = 
         is_ready = await context.readiness.check(lambda plural: api.list_uids(plural, settings.namespaces))
         return is_ready, context.readiness.waiting_for
 
-    runner = None
+    liveness = Liveness(settings.stuck_after)
+    runners = [await serve_health(lambda: liveness.check(context.clusters.handles()), host="0.0.0.0",
+                                  port=settings.health_port)]  # fmt: skip
     if settings.metrics_port:
-        runner = await serve(context.metrics, ready, host="0.0.0.0", port=settings.metrics_port)
+        runners.append(await serve(context.metrics, ready, host="0.0.0.0", port=settings.metrics_port))
     logger.info(
         "starting kafka-topic-operator: %s, peering %s (priority %d)",
         "all namespaces" if settings.clusterwide else "namespaces " + ", ".join(settings.namespaces),
@@ -185,11 +192,10 @@ async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = 
             settings=build_kopf_settings(settings, priority=priority),
             clusterwide=settings.clusterwide,
             namespaces=settings.namespaces,
-            liveness_endpoint=f"http://0.0.0.0:{settings.health_port}/healthz",
             memo=kopf.Memo(kto=context),
             ready_flag=started,
             stop_flag=stop_flag,
         )
     finally:
-        if runner is not None:
+        for runner in runners:
             await runner.cleanup()

@@ -10,9 +10,9 @@ the settings and tests inspect (or run) exactly what ``kto run`` runs. Every han
   every ``drift_interval`` seconds -> report the cluster and check its topics for drift. The timer lives on the
   KafkaCluster, not on each KafkaTopic, because kopf gives every object with a timer a finalizer, and
   ``deletionPolicy: Retain`` promises none; it also makes one plan per cluster instead of one per topic.
-- Three indices (kopf fills them before any handler runs): topic claims by topic name (ownership), KafkaTopic
-  bodies by KafkaCluster (the drift timer's work list), KafkaCluster identities (which KafkaClusters are the
-  same Kafka cluster).
+- Two indices (kopf fills them before any handler runs): KafkaTopic claims by topic name (ownership; each claim
+  carries its body, the drift timer's work list), KafkaCluster identities (which KafkaClusters are the same
+  Kafka cluster).
 """
 
 from __future__ import annotations
@@ -124,14 +124,11 @@ def _indexed(memo: Any, plural: str, body: kopf.Body) -> None:
 
 
 async def kto_topic_claims(body: kopf.Body, memo: Any, **_: Any) -> dict[str, TopicClaim]:
+    """One index for KafkaTopics (each index is a call per watch event): claims by topic name, each carrying
+    its body for the drift timer."""
     _indexed(memo, "kafkatopics", body)
-    claim = claim_of(body)
+    claim = claim_of(body, keep=_plain(body))
     return {claim.topic: claim} if claim is not None else {}
-
-
-async def kto_topics_by_cluster(body: kopf.Body, **_: Any) -> dict[ClusterKey, dict[str, Any]]:
-    claim = claim_of(body)
-    return {claim.cluster_key: _plain(body)} if claim is not None else {}
 
 
 async def kto_cluster_identities(
@@ -211,7 +208,6 @@ async def cluster_timer(
     memo: Any,
     patch: kopf.Patch,
     kto_topic_claims: kopf.Index[str, TopicClaim],
-    kto_topics_by_cluster: kopf.Index[ClusterKey, dict[str, Any]],
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
@@ -228,7 +224,9 @@ async def cluster_timer(
     key = (str(plain["metadata"].get("namespace")), str(plain["metadata"].get("name")))
     handle = ctx.clusters.get(key)
     if verdict.retry is None and handle is not None:
-        bodies = list(kto_topics_by_cluster.get(key, ()))
+        bodies = [
+            claim.body for store in kto_topic_claims.values() for claim in store if claim.cluster_key == key
+        ]
         await check_drift(
             ctx,
             handle,
@@ -251,14 +249,6 @@ async def cleanup(memo: Any, **_: Any) -> None:
             await close()
 
 
-async def clusters_probe(memo: Any, **_: Any) -> dict[str, bool]:
-    """Liveness detail: which clusters hold a session (the probe itself fails only if the loop is stuck)."""
-    ctx = getattr(memo, "kto", None)
-    if not isinstance(ctx, OperatorContext):
-        return {}
-    return {handle.label: handle.alive for handle in ctx.clusters.handles()}
-
-
 def _handler(fn: Any) -> Any:
     """kopf's callback protocols list every kwarg kopf may pass; ours name only what they use, plus the index
     kwargs kopf adds by index name, which no protocol can list."""
@@ -271,7 +261,6 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
     register_logins(registry)
     kopf.index(*TOPICS, registry=registry)(_handler(kto_topic_claims))
-    kopf.index(*TOPICS, registry=registry)(_handler(kto_topics_by_cluster))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
 
     kopf.on.resume(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
@@ -292,7 +281,6 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     )
 
     kopf.on.cleanup(registry=registry)(_handler(cleanup))
-    kopf.on.probe(registry=registry, id="clusters")(_handler(clusters_probe))
     return registry
 
 

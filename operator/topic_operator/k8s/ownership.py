@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from topic_operator.zookeeper.connection import ConnectStringError, parse_connect_string
@@ -48,6 +48,8 @@ class TopicClaim:
     """The KafkaCluster it names (in its own namespace)."""
     topic: str
     """The Kafka topic name (spec.topicName, else metadata.name)."""
+    body: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The KafkaTopic as last seen (the drift timer's work list); not part of the claim's identity."""
 
     @property
     def cluster_key(self) -> ClusterKey:
@@ -79,8 +81,9 @@ def _created(value: object) -> datetime.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
 
 
-def claim_of(body: Mapping[str, Any]) -> TopicClaim | None:
-    """The claim a KafkaTopic body makes, or None when it names no cluster or topic (it is invalid anyway)."""
+def claim_of(body: Mapping[str, Any], *, keep: Mapping[str, Any] | None = None) -> TopicClaim | None:
+    """The claim a KafkaTopic body makes, or None when it names no cluster or topic (it is invalid anyway);
+    ``keep`` is carried as the claim's ``body``."""
     metadata = body.get("metadata") or {}
     spec = body.get("spec") or {}
     name, namespace = metadata.get("name"), metadata.get("namespace")
@@ -95,6 +98,7 @@ def claim_of(body: Mapping[str, Any]) -> TopicClaim | None:
         created=_created(metadata.get("creationTimestamp")),
         cluster=str(cluster),
         topic=str(topic),
+        body=keep if keep is not None else {},
     )
 
 

@@ -1,8 +1,9 @@
 """One connected handle per KafkaCluster: its kazoo client, the watched cluster view, a Reconciler and a Batcher.
 
 The handle is the only place where the operator's asyncio world meets kazoo's threads: the batch function, the
-view's ``state()`` and connecting all block, so they run in worker threads (``asyncio.to_thread``), never in
-kopf's event loop. A KafkaCluster whose connection settings change (connect string, credentials, certificates:
+view's ``state()`` and connecting all block, so they run in a thread, never in kopf's event loop. Each cluster has a
+thread of its own (``ClusterHandle.run``): a cluster whose ZooKeeper hangs holds that thread only, never the
+threads the other clusters need, and its work runs in order. A KafkaCluster whose connection settings change (connect string, credentials, certificates:
 see ``ClusterConfig.fingerprint``) gets a new session; a change of policy alone (``allowDelete``, prefixes, Kafka
 version) keeps the session and only swaps the Reconciler.
 """
@@ -15,8 +16,9 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 
@@ -36,6 +38,8 @@ from topic_operator.zookeeper.writer import ZooKeeperWriter
 __all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ClusterKey = tuple[str, str]
 """(namespace, KafkaCluster name)."""
@@ -82,8 +86,11 @@ class ClusterHandle:
         client: KazooClient,
         settings: OperatorSettings,
         metrics: Metrics,
+        executor: ThreadPoolExecutor,
     ) -> None:
         self.key = key
+        self.executor = executor
+        """This cluster's own thread, for everything of it that blocks (see the module docstring)."""
         self.label = f"{key[0]}/{key[1]}"
         self.spec = spec
         self.body = body
@@ -101,6 +108,7 @@ class ClusterHandle:
             offer_timeout=settings.queue_wait,
             on_depth=lambda depth: metrics.queue_depth.labels(self.label).set(depth),
             name=self.label,
+            executor=executor,
         )
 
     @property
@@ -151,10 +159,16 @@ class ClusterHandle:
             for key, request in items
         }
 
+    async def run(self, fn: Callable[[], T]) -> T:
+        """``fn`` (blocking) in this cluster's thread, after the work already queued there."""
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn)
+
     async def close(self) -> None:
         await self.batcher.close()
         self.watched.close()
+        # Not in the cluster's thread, which may be the stuck one; closing is bounded by the connection layer.
         await asyncio.to_thread(close_client, self.client)
+        self.executor.shutdown(wait=False, cancel_futures=True)
         self._metrics.connected.labels(self.label).set(0)
 
 
@@ -205,13 +219,20 @@ class ClusterRegistry:
                 return current
             if current is not None:
                 await self._drop(key)
-            client = await asyncio.to_thread(self._connect, config.settings)
-            handle = ClusterHandle(key, spec, body, config, client, self._settings, self._metrics)
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kto-{key[0]}-{key[1]}")
+            loop = asyncio.get_running_loop()
             try:
-                await asyncio.to_thread(handle.check)
+                client = await loop.run_in_executor(executor, self._connect, config.settings)
+            except BaseException:
+                executor.shutdown(wait=False)
+                raise
+            handle = ClusterHandle(key, spec, body, config, client, self._settings, self._metrics, executor)
+            try:
+                await handle.run(handle.check)
             except BaseException:
                 handle.watched.close()
                 await asyncio.to_thread(close_client, client)
+                executor.shutdown(wait=False)
                 raise
             self._handles[key] = handle
             self._metrics.connected.labels(handle.label).set(1)

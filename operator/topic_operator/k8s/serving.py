@@ -1,20 +1,22 @@
 """Metrics and readiness over HTTP, served from kopf's event loop (aiohttp, which kopf already depends on).
 
 ``/metrics``: the Prometheus text format. ``/readyz``: 200 once ``ready()`` says so (see ``readiness``: logged
-in, and kopf's first list of each kind received), else 503 with what it waits for. Liveness is kopf's own
-endpoint (``/healthz`` on the health port), which stops answering if the event loop is stuck.
+in, and kopf's first list of each kind received), else 503 with what it waits for. ``/healthz`` (on the health
+port): 200 unless ``alive()`` says a cluster is stuck (see ``liveness``); like any handler of the event loop it
+stops answering when the loop is stuck.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from topic_operator.k8s.metrics import Metrics
 
-__all__ = ["build_app", "serve"]
+__all__ = ["build_app", "build_health_app", "serve", "serve_health"]
 
 
 Ready = Callable[[], Awaitable[tuple[bool, str]]]
@@ -35,6 +37,28 @@ def build_app(metrics: Metrics, ready: Ready) -> web.Application:
     app.router.add_get("/metrics", metrics_view)
     app.router.add_get("/readyz", ready_view)
     return app
+
+
+Alive = Callable[[], tuple[bool, dict[str, Any]]]
+"""Whether the operator is alive, and the details for the answer."""
+
+
+def build_health_app(alive: Alive) -> web.Application:
+    async def health_view(_: web.Request) -> web.Response:
+        ok, details = alive()
+        return web.json_response(details, status=200 if ok else 503)
+
+    app = web.Application()
+    app.router.add_get("/healthz", health_view)
+    return app
+
+
+async def serve_health(alive: Alive, *, host: str, port: int) -> web.AppRunner:
+    """Start serving ``/healthz``; the caller calls ``runner.cleanup()`` at shutdown."""
+    runner = web.AppRunner(build_health_app(alive), access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner
 
 
 async def serve(metrics: Metrics, ready: Ready, *, host: str, port: int) -> web.AppRunner:

@@ -64,6 +64,13 @@ class OperatorSettings:
     finalizer is released with a warning Event, leaving the Kafka topic in place: a namespace never wedges."""
     zk_connection_timeout: float = field(default=15.0, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT"))
     """Seconds to wait for a ZooKeeper session when (re)connecting a cluster."""
+    zk_deadline: float = field(default=60.0, metadata=_env("KTO_ZK_DEADLINE"))
+    """Seconds one batch of a cluster (plan, writes, the re-read) may take: a ZooKeeper outage shorter than this
+    is ridden out; a longer one ends the batch with each topic's outcome (applied, not written, unknown) and a
+    retry. The same variable bounds the ``kto`` commands."""
+    stuck_grace: float = field(default=30.0, metadata=_env("KTO_STUCK_GRACE"))
+    """Seconds past ``zk_deadline`` after which a batch still running counts as stuck: its KafkaTopics are
+    retried, and liveness (``/healthz``) fails so that Kubernetes restarts the pod, saying so in the log."""
     health_port: int = field(default=8080, metadata=_env("KTO_HEALTH_PORT"))
     """kopf's liveness endpoint (``/healthz``)."""
     metrics_port: int = field(default=9090, metadata=_env("KTO_METRICS_PORT"))
@@ -82,7 +89,15 @@ class OperatorSettings:
     an emptyDir in the Deployment, so the root filesystem stays read-only."""
 
     def __post_init__(self) -> None:
-        for name in ("drift_interval", "batch_linger", "queue_wait", "retry_delay", "zk_connection_timeout"):
+        for name in (
+            "drift_interval",
+            "batch_linger",
+            "queue_wait",
+            "retry_delay",
+            "zk_connection_timeout",
+            "zk_deadline",
+            "stuck_grace",
+        ):
             if not getattr(self, name) > 0:
                 raise SettingsError(f"{env_name(name)} must be positive, not {getattr(self, name)!r}")
         for name in ("cluster_wait", "deletion_timeout"):
@@ -106,6 +121,11 @@ class OperatorSettings:
     @property
     def clusterwide(self) -> bool:
         return not self.namespaces
+
+    @property
+    def stuck_after(self) -> float:
+        """Seconds after which a running batch is stuck."""
+        return self.zk_deadline + self.stuck_grace
 
 
 def env_name(attribute: str) -> str:

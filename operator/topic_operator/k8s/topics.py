@@ -233,7 +233,14 @@ async def reconcile_topic(
             body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message
         )
     try:
-        report = await handle.batcher.submit((namespace, name), TopicRequest(spec))
+        report = await asyncio.wait_for(
+            handle.batcher.submit((namespace, name), TopicRequest(spec)), ctx.settings.stuck_after
+        )
+    except TimeoutError:
+        message = f"KafkaCluster {cluster}: no answer within {ctx.settings.stuck_after:g} s (a batch is stuck); retrying"
+        return _simple(
+            body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message
+        )
     except QueueFullError as error:
         ctx.metrics.queue_overflows.labels(label).inc()
         return Verdict({}, "deferred", retry=str(error))
@@ -271,7 +278,12 @@ async def delete_topic(
     failure = f"KafkaCluster {cluster} is not connected"
     if handle is not None:
         try:
-            report = await handle.batcher.submit((namespace, name), TopicRequest(spec, deleting=True))
+            report = await asyncio.wait_for(
+                handle.batcher.submit((namespace, name), TopicRequest(spec, deleting=True)),
+                ctx.settings.stuck_after,
+            )
+        except TimeoutError:
+            failure = f"KafkaCluster {cluster} gave no answer within {ctx.settings.stuck_after:g} s (a batch is stuck)"
         except QueueFullError as error:
             return DeletionVerdict(False, "deferred", retry=str(error))
         except (ZooKeeperError, KazooException, BatcherClosedError) as error:
@@ -347,7 +359,7 @@ async def check_drift(
     view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
     decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
     whose owner went away). Returns how many topics drifted."""
-    state = await asyncio.to_thread(handle.state)
+    state = await handle.run(handle.state)
     owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
     again: list[Mapping[str, Any]] = []
     for body in bodies:
@@ -361,7 +373,7 @@ async def check_drift(
         if spec is None:
             continue  # Invalid until its spec changes, and then kopf handles it
         owned.append((body, spec))
-    plan = await asyncio.to_thread(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
+    plan = await handle.run(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
     drifted = 0
     for body, spec in owned:
         topic_plan = plan.for_topic(spec.name)
