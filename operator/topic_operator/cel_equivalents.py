@@ -13,6 +13,7 @@ require a function for every rule the CRDs carry, so the two cannot drift apart 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any, Final
 
 from topic_operator.cel_rules import (
@@ -192,13 +193,18 @@ EQUIVALENTS: Final[Mapping[str, Callable[[Mapping[str, Any]], bool]]] = {
 def evaluate_equivalent(rule: CelRule, activation: Mapping[str, Any]) -> RuleOutcome:
     """The Python function's verdict on one rule (None, "" or why it could not be evaluated); cel-python's for a
     rule that has no function."""
-    function = EQUIVALENTS.get(normalized_rule(rule.rule))
+    function = _equivalent_of(rule.rule)
     if function is None:
         return evaluate_with_cel_python(rule, activation)
     try:
         return None if _boolean(function(activation)) else ""
     except _RuleError as error:
         return str(error)
+
+
+@cache
+def _equivalent_of(rule: str) -> Callable[[Mapping[str, Any]], bool] | None:
+    return EQUIVALENTS.get(normalized_rule(rule))
 
 
 class FastCelRules:

@@ -41,10 +41,8 @@ class CelRule:
     message: str
     field_path: str = ""
     """The rule's ``fieldPath`` (``.replicaAssignment``), relative to the node; where a failure is reported."""
-
-    @property
-    def is_transition(self) -> bool:
-        return _OLD_SELF.search(self.rule) is not None
+    is_transition: bool = False
+    """Whether the rule mentions ``oldSelf``: it runs only on an update (set from the text by ``rules_of``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +67,8 @@ def _walk(node: Mapping[str, Any], path: tuple[str, ...]) -> Iterator[CelRule]:
     for entry in node.get("x-kubernetes-validations", ()):
         rule = str(entry["rule"])
         message = str(entry.get("message") or f"failed rule: {rule}")
-        yield CelRule(path, rule, message, str(entry.get("fieldPath", "")))
+        field_path = str(entry.get("fieldPath", ""))
+        yield CelRule(path, rule, message, field_path, _OLD_SELF.search(rule) is not None)
     for name, child in sorted(node.get("properties", {}).items()):
         yield from _walk(child, (*path, name))
     items = node.get("items")
@@ -104,11 +103,12 @@ def check_rules(
     for a transition rule, which runs only on an update where the old object has the field too."""
     failures: list[CelFailure] = []
     for rule in rules:
+        if rule.is_transition and (old is None or _ITEMS in rule.path):
+            continue
         for location, value in _values_at(new, rule.path, ()):
             activation: dict[str, Any] = {"self": value}
             if rule.is_transition:
-                if old is None or _ITEMS in rule.path:
-                    continue
+                assert old is not None
                 found = _value_at(old, location)
                 if found is _ABSENT:
                     continue

@@ -178,6 +178,9 @@ class _Collection:
 
 
 _NO_KEY: Final = object()
+_IMMUTABLE: Final = frozenset({str, int, float, bool, type(None)})
+_CACHED_TEXT: Final = 64
+_CACHED_VALUES: Final = 50_000
 
 
 class _Builder:
@@ -189,11 +192,15 @@ class _Builder:
         limits = budget.limits
         self._max_depth = limits.max_depth
         self._max_scalar = limits.max_scalar_chars
+        self._plain_values: dict[str, Any] = {}
+        """Plain scalars already resolved (keys and common values repeat in every document), immutable values
+        only, short texts only, cleared when it grows past a bound."""
 
     def document(self) -> tuple[object, tuple[str, ...]]:
         get_event = self._get_event
         max_depth, max_scalar = self._max_depth, self._max_scalar
         anchors: dict[str, tuple[Any, int]] = {}
+        plain_values = self._plain_values
         stack: list[_Collection] = []
         problems: list[str] = []
         nodes = 0
@@ -209,7 +216,18 @@ class _Builder:
                         f"a scalar of {len(text):,} characters{_at(event.start_mark)}: at most "
                         f"{max_scalar:,} are read (KTO_MANIFEST_MAX_SCALAR_CHARS raises the limit)"
                     )
-                value = _scalar(event, text) if event.tag is not None or event.implicit[0] else text
+                if event.tag is None and event.implicit[0]:
+                    value = plain_values.get(text, _NO_KEY)
+                    if value is _NO_KEY:
+                        value = _scalar(event, text)
+                        if len(text) <= _CACHED_TEXT and type(value) in _IMMUTABLE:
+                            if len(plain_values) >= _CACHED_VALUES:
+                                plain_values.clear()
+                            plain_values[text] = value
+                elif event.tag is None:
+                    value = text
+                else:
+                    value = _scalar(event, text)
                 if event.anchor is not None:
                     anchors[event.anchor] = (value, 1)
             elif kind is MappingStartEvent or kind is SequenceStartEvent:
@@ -263,9 +281,13 @@ class _Builder:
             if not top.is_mapping:
                 top.value.append(value)
             elif top.key is _NO_KEY:
-                top.key = _key(value, event)
+                top.key = value if type(value) is str else _key(value, event)
             else:
-                _put(top, top.key, value)
+                key = top.key
+                if type(key) is str and key not in top.value:
+                    top.value[key] = value
+                else:
+                    _put(top, key, value)
                 top.key = _NO_KEY
 
 

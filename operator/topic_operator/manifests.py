@@ -209,6 +209,15 @@ class _Document:
     """The YAML document it comes from has a problem of its own (a key given twice): reported once, for the
     whole YAML document, and nothing of it is used."""
 
+    _pruned: Mapping[str, Any] | None = None
+
+    @property
+    def pruned_body(self) -> Mapping[str, Any]:
+        """The body as the API server validates it: null spec fields pruned (computed once)."""
+        if self._pruned is None:
+            self._pruned = _without_null_spec_fields(self.body)
+        return self._pruned
+
     @property
     def usable(self) -> bool:
         return not self.errors and not self.unlisted_errors and not self.refused
@@ -509,7 +518,7 @@ def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Top
         if api_version != API_VERSION:
             document.error("apiVersion", api_version, f"{GROUP} serves {kinds} in {API_VERSION}")
             return None
-        body = _without_null_spec_fields(document.body)
+        body = document.pruned_body
         _check_object_name(document)
         declared = _read_cluster(document, body) if kind == "KafkaCluster" else _read_topic(document, body)
         _add_schema_errors(document, kind, body)
@@ -750,9 +759,7 @@ def _assignment(
 ) -> dict[int, tuple[int, ...]] | None:
     """A list (index = partition) checked for agreement with the counts, then by Kafka's creation rules."""
     path = "spec.replicaAssignment"
-    if not isinstance(assignment, list) or not all(
-        isinstance(r, list) and all(type(b) is int for b in r) for r in assignment
-    ):
+    if not _is_list_of_int_lists(assignment):
         return None  # absent, or the schema check explains the shape
     if isinstance(partitions, int) and len(assignment) != partitions:
         rule = (
@@ -777,6 +784,18 @@ def _assignment(
         document.error(path, assignment, str(error))
         return None
     return manual
+
+
+def _is_list_of_int_lists(value: object) -> bool:
+    if type(value) is not list:
+        return False
+    for entry in value:
+        if type(entry) is not list:
+            return False
+        for broker in entry:
+            if type(broker) is not int:
+                return False
+    return True
 
 
 def _check_conflicts(topics: list[_Topic]) -> None:
@@ -809,7 +828,7 @@ def _check_cel(document: _Document) -> None:
     ``hasBlockingErr``), since the rules assume the schema's shape; their failures would only restate those."""
     if document.blocked_cel:
         return
-    for failure in _cel_rules(document.kind).check(_without_null_spec_fields(document.body)):
+    for failure in _cel_rules(document.kind).check(document.pruned_body):
         value = MISSING if failure.value is None else failure.value
         document.error(failure.field_path, value, failure.message)
 
