@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, TypeGuard
 
 from topic_operator.cel_equivalents import FastCelRules
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
@@ -260,8 +260,8 @@ class _Document:
         errors = _one_per_field(self.errors)
         if self.unlisted_errors:
             rule = (
-                f"{self.unlisted_errors:,} more problems of this document are not listed (at most "
-                f"{self.max_errors} are: KTO_MANIFEST_MAX_ERRORS_PER_DOCUMENT raises the limit)"
+                f"further problems of this document are not listed (at most {self.max_errors} are: "
+                "KTO_MANIFEST_MAX_ERRORS_PER_DOCUMENT raises the limit)"
             )
             errors.append(
                 error_at(self.file, self.index, self.kind, self.name, self.prefix.rstrip("."), MISSING, rule)
@@ -660,7 +660,7 @@ def _add_schema_errors(
     strimzi: bool = False,
 ) -> None:
     """The CRD schema's verdict. A converted Strimzi document's cluster errors point at the label it came from."""
-    for problem in schema_problems(kind, body, strimzi=strimzi, limit=document.max_errors):
+    for problem in schema_problems(kind, body, strimzi=strimzi, limit=document.max_errors + 1):
         path = (renamed or {}).get(problem.path, problem.path)
         document.error(path, problem.value, problem.rule)
         document.blocked_cel = document.blocked_cel or problem.blocking
@@ -786,7 +786,7 @@ def _assignment(
     return manual
 
 
-def _is_list_of_int_lists(value: object) -> bool:
+def _is_list_of_int_lists(value: object) -> TypeGuard[list[list[int]]]:
     if type(value) is not list:
         return False
     for entry in value:

@@ -70,30 +70,23 @@ def _escape(char: str) -> str:
 
 
 def shortened(text: str, limit: int) -> str:
-    """``text`` if it fits in ``limit`` characters, else its head and tail around a note of what was cut.
+    """``text`` escaped, if that fits in ``limit`` characters; else its head and tail around a note of how much
+    was cut between them.
 
-    The cut is made before escaping would make it longer, so the result is at most about ``limit`` characters
-    whatever the input (escaping expands a character to at most 10). The tail is kept because messages often end
-    with the rule ("... for configuration retention.ms: Not a number of type LONG").
+    Only the kept pieces are escaped, so a 50 MB text costs what ``limit`` characters cost, and the result is at
+    most ``limit`` characters plus the note. The tail is kept because messages often end with the rule
+    ("... for configuration retention.ms: Not a number of type LONG").
     """
     if len(text) <= limit:
-        return escaped(text)
-    cut = len(text) - limit
-    note = f"{_CUT_MARK}[{cut:,} characters cut]{_CUT_MARK}"
-    keep = max(limit - len(note), 2)
-    head, tail = keep * 2 // 3, keep - keep * 2 // 3
-    return (
-        _fitted(escaped(text[:head]), head, tail=False)
-        + note
-        + _fitted(escaped(text[-tail:]), tail, tail=True)
-    )
-
-
-def _fitted(text: str, limit: int, *, tail: bool) -> str:
-    """Escaping may lengthen a piece; keep it at ``limit`` characters, cutting away from the note's side."""
-    if len(text) <= limit:
-        return text
-    return text[-limit:] if tail else text[:limit]
+        whole = escaped(text)
+        if len(whole) <= limit:
+            return whole
+    keep = max(limit - 30, 2)
+    head_size, tail_size = keep * 2 // 3, keep - keep * 2 // 3
+    head = escaped(text[:head_size])[:head_size]
+    tail = escaped(text[-tail_size:])[-tail_size:]
+    cut = max(len(text) - head_size - tail_size, 0)
+    return f"{head}{_CUT_MARK}[{cut:,} characters cut]{_CUT_MARK}{tail}"
 
 
 def one_line(message: str, limit: int = LINE_LIMIT) -> str:

@@ -84,7 +84,9 @@ def test_bad_files_print_one_line_per_error_then_warnings_and_a_summary_and_exit
     ]
 
 
-def test_cel_rules_are_not_evaluated_on_a_document_of_the_wrong_shape(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cel_rules_are_not_evaluated_on_a_document_of_the_wrong_shape(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """A string partition count is a type error, after which the API server evaluates no CEL rule (the rules
     assume the schema's types): the replicaAssignment rule is not reported as failing to evaluate."""
     Path("t.yaml").write_text(

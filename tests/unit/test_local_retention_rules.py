@@ -91,7 +91,12 @@ def test_without_retention_on_the_topic_kafkas_default_is_assumed_and_said() -> 
 
 def test_every_problem_is_listed_and_a_bad_total_does_not_blame_the_local_value() -> None:
     both = topic_config_problems(
-        {"retention.ms": "1000", "local.retention.ms": "2000", "retention.bytes": "5", "local.retention.bytes": "9"}
+        {
+            "retention.ms": "1000",
+            "local.retention.ms": "2000",
+            "retention.bytes": "5",
+            "local.retention.bytes": "9",
+        }
     )
     assert [e.field for e in both] == ["config.local.retention.ms", "config.local.retention.bytes"]
     bad_total = topic_config_problems({"retention.ms": "7d", "local.retention.ms": "2000"})

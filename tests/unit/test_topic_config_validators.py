@@ -207,7 +207,11 @@ def test_range_violations_print_the_parsed_value(key: str, value: object, messag
         ("retention.ms", "-1", "-1"),
         ("retention.bytes", "-12345", "-12345"),
         ("local.retention.ms", "-2", "-2"),
-        ("local.retention.ms", "604800000", "604800000"),  # the local retention rules: test_local_retention_rules
+        (
+            "local.retention.ms",
+            "604800000",
+            "604800000",
+        ),  # the local retention rules: test_local_retention_rules
         ("local.retention.bytes", "-1", "-1"),
         ("min.cleanable.dirty.ratio", "1", "1.0"),
         ("min.cleanable.dirty.ratio", "-0.0", "-0.0"),
