@@ -180,6 +180,8 @@ class TopicZNode:
         topic_id = payload.get("topic_id")
         if topic_id is not None and not isinstance(topic_id, str):
             raise ZnodeFormatError(path, f"field 'topic_id' must be a string, got {topic_id!r}")
+        if not isinstance(payload.get("partitions"), dict):  # absent or null: Kafka reads no partitions at all
+            raise ZnodeFormatError(path, f"field 'partitions' must be an object, got {payload.get('partitions')!r}")
         return TopicZNodeData(
             partitions=_partition_map(path, "partitions", payload.get("partitions")),
             topic_id=topic_id,
