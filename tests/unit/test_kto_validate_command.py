@@ -131,3 +131,20 @@ def test_kto_validate_runs_as_a_command() -> None:
         completed.stdout.splitlines()[-1]
         == "FAILED: 2 errors in 1 file, 2 documents (0 clusters and 0 topics valid, 2 warnings)"
     )
+
+
+def test_validate_needs_no_cel_python_at_run_time() -> None:
+    """cel-python is a development dependency (the reference the CEL rules' functions are tested against): an
+    installed kto validates without importing it."""
+    Path("good.yaml").write_text(GOOD)
+    script = (
+        "import sys\n"
+        "from topic_operator.cli import main\n"
+        "code = main(['validate', 'good.yaml'])\n"
+        "assert 'celpy' not in sys.modules, 'cel-python was imported'\n"
+        "raise SystemExit(code)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
