@@ -148,33 +148,22 @@ class _RefusedError(Exception):
         self.message = message
 
 
+@dataclass(slots=True)
 class _Collection:
     """A list or mapping being built, with what is needed to finish it."""
 
-    __slots__ = (
-        "anchor",
-        "duplicates",
-        "is_mapping",
-        "key",
-        "merges",
-        "nodes_before",
-        "start",
-        "tag",
-        "value",
-    )
-
-    def __init__(
-        self, value: Any, is_mapping: bool, tag: str, anchor: str | None, nodes_before: int, start: Any
-    ):
-        self.value = value
-        self.is_mapping = is_mapping
-        self.tag = tag
-        self.anchor = anchor
-        self.nodes_before = nodes_before
-        self.start = start
-        self.key: Any = _NO_KEY
-        self.merges: list[Any] | None = None
-        self.duplicates: list[Any] | None = None
+    value: Any
+    is_mapping: bool
+    tag: str
+    anchor: str | None
+    nodes_before: int
+    """The document's node count before this collection: its size, for aliases, is the count at its end minus
+    this."""
+    start: Any
+    key: Any = None
+    """The key read and waiting for its value (``_NO_KEY`` when none)."""
+    merges: list[Any] | None = None
+    duplicates: list[Any] | None = None
 
 
 _NO_KEY: Final = object()
@@ -245,6 +234,7 @@ class _Builder:
                         event.anchor,
                         nodes,
                         event.start_mark,
+                        _NO_KEY,
                     )
                 )
                 nodes += 1
