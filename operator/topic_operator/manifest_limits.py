@@ -19,7 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Final
 
-__all__ = ["DEFAULT_LIMITS", "LimitSettingError", "ManifestLimits", "limits_from_environment"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "LimitSettingError",
+    "ManifestLimits",
+    "limits_from_environment",
+    "object_problem",
+]
 
 
 def _env(name: str) -> dict[str, str]:
@@ -81,3 +87,37 @@ def limits_from_environment(environ: Mapping[str, str] | None = None) -> Manifes
             raise LimitSettingError(f"{variable} must be a positive integer, got {raw[:40]!r}")
         changes[name] = number
     return replace(DEFAULT_LIMITS, **changes) if changes else DEFAULT_LIMITS
+
+
+def object_problem(body: object, limits: ManifestLimits) -> str | None:
+    """Why an object given already parsed (an API body) is refused: too deep, too large, too long a string, or
+    not JSON; None if it is within ``limits``. No YAML parser bounded it, so it is walked here, without recursion
+    (a self-referencing object ends at the depth limit), stopping at the first problem."""
+    stack: list[tuple[object, int]] = [(body, 0)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if nodes > limits.max_object_nodes:
+            return (
+                f"more than {limits.max_object_nodes:,} values in one object "
+                "(KTO_MANIFEST_MAX_OBJECT_NODES raises the limit)"
+            )
+        if isinstance(value, str):
+            if len(value) > limits.max_scalar_chars:
+                return (
+                    f"a string of {len(value):,} characters: at most {limits.max_scalar_chars:,} are read "
+                    "(KTO_MANIFEST_MAX_SCALAR_CHARS raises the limit)"
+                )
+        elif isinstance(value, (Mapping, list)):
+            if depth >= limits.max_depth:
+                return f"more than {limits.max_depth} levels of nesting (KTO_MANIFEST_MAX_DEPTH raises the limit)"
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    stack.append((key, depth + 1))
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in value)
+        elif not isinstance(value, (bool, int, float)) and value is not None:
+            return f"not a JSON value: a {type(value).__name__}"
+    return None

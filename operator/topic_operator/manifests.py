@@ -41,7 +41,7 @@ from topic_operator.manifest_files import (
     find_manifest_files,
     read_manifest_text,
 )
-from topic_operator.manifest_limits import ManifestLimits, limits_from_environment
+from topic_operator.manifest_limits import ManifestLimits, limits_from_environment, object_problem
 from topic_operator.manifest_schema import API_VERSION, CRD_FILES, MISSING, crd_schema, schema_problems
 from topic_operator.manifest_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
@@ -355,44 +355,11 @@ class _Collector:
                 self.file_error(origin, index, rule)
                 return
             self.yaml_documents += 1
-            problem = _object_problem(body, self.limits)
+            problem = object_problem(body, self.limits)
             if problem is not None:
                 self.file_error(origin, index, problem)
                 continue
             self.add_object(body, origin, index)
-
-
-def _object_problem(body: object, limits: ManifestLimits) -> str | None:
-    """Why an already parsed object is refused (too deep, too large, too long a string, not JSON), or None.
-    Walked without recursion, stopping at the first problem."""
-    stack: list[tuple[object, int]] = [(body, 0)]
-    nodes = 0
-    while stack:
-        value, depth = stack.pop()
-        nodes += 1
-        if nodes > limits.max_object_nodes:
-            return (
-                f"more than {limits.max_object_nodes:,} values in one object "
-                "(KTO_MANIFEST_MAX_OBJECT_NODES raises the limit)"
-            )
-        if isinstance(value, str):
-            if len(value) > limits.max_scalar_chars:
-                return (
-                    f"a string of {len(value):,} characters: at most {limits.max_scalar_chars:,} are read "
-                    "(KTO_MANIFEST_MAX_SCALAR_CHARS raises the limit)"
-                )
-        elif isinstance(value, (Mapping, list)):
-            if depth >= limits.max_depth:
-                return f"more than {limits.max_depth} levels of nesting (KTO_MANIFEST_MAX_DEPTH raises the limit)"
-            if isinstance(value, Mapping):
-                for key, item in value.items():
-                    stack.append((key, depth + 1))
-                    stack.append((item, depth + 1))
-            else:
-                stack.extend((item, depth + 1) for item in value)
-        elif not isinstance(value, (bool, int, float)) and value is not None:
-            return f"not a JSON value: a {type(value).__name__}"
-    return None
 
 
 # ---------------------------------------------------------------------------------------------------------------
