@@ -208,3 +208,17 @@ def test_a_key_given_twice_is_reported_and_the_document_still_read() -> None:
     )
     (merged,) = yaml_documents("b: &b {x: 1}\nm: {<<: *b, x: 2}\n", LoadBudget(DEFAULT_LIMITS))
     assert merged.problems == ()  # a merged key overridden is not a duplicate
+
+
+@pytest.mark.parametrize("text", CORPUS)
+def test_without_libyaml_the_pure_python_parser_gives_the_same_values(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyYAML built without libyaml: its own parser emits the same events, without recursion either."""
+    from topic_operator import manifest_yaml
+
+    expected = read(text)
+    monkeypatch.setattr(manifest_yaml, "_EVENT_PARSER", yaml.SafeLoader)
+    assert read(text) == expected
+    limits = replace(DEFAULT_LIMITS, max_depth=3)
+    assert refusal("- - - - x\n", limits).message.startswith("more than 3 levels of nesting")
