@@ -41,22 +41,51 @@ def _declared(args: argparse.Namespace) -> tuple[ClusterSpec, list[TopicSpec], l
     """The cluster and its topics from the manifests, and every manifest error (printed by the caller).
 
     The cluster is ``--cluster``, or the only one the topics name. Its KafkaCluster document (if given) supplies
-    the policy; ``--zookeeper`` overrides its connect string.
+    the policy; ``--zookeeper`` overrides its connect string. When no cluster can be chosen, the manifest errors
+    are printed before the reason, since they are usually why (a missing file, a KafkaCluster declared twice).
     """
     from topic_operator.manifests import load_manifests
 
     manifests = load_manifests(args.files)
     errors = [str(e) for e in manifests.errors]
     named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
-    name = args.cluster or (named[0] if len(named) == 1 else None)
-    if name is None:
-        listed = ", ".join(named) or "none"
-        raise UsageError(f"the manifests name several clusters or none ({listed}): choose one with --cluster")
-    cluster = manifests.cluster(name) or ClusterSpec(name=name, zookeeper_connect="")
-    connect = args.zookeeper or cluster.zookeeper_connect
-    if not connect:
-        raise UsageError(f"no ZooKeeper for cluster {name}: pass --zookeeper or declare its KafkaCluster")
+    try:
+        name = _chosen_cluster(args.cluster, named, manifests.summary(), bool(errors))
+        cluster = manifests.cluster(name) or ClusterSpec(name=name, zookeeper_connect="")
+        connect = args.zookeeper or cluster.zookeeper_connect
+        if not connect:
+            invalid = any(
+                e.kind == "KafkaCluster" and e.name.rsplit("/", 1)[-1] == name for e in manifests.errors
+            )
+            why = (
+                "its KafkaCluster is not valid (see the errors above)"
+                if invalid
+                else "no KafkaCluster declares it"
+            )
+            raise UsageError(
+                f"no ZooKeeper for cluster {name}: {why}; pass --zookeeper or declare its KafkaCluster"
+            )
+    except UsageError:
+        _print_errors(errors, sys.stderr)
+        raise
     return replace(cluster, zookeeper_connect=connect), list(manifests.topics_of(name)), errors
+
+
+def _chosen_cluster(requested: str | None, named: Sequence[str], summary: str, had_errors: bool) -> str:
+    """``--cluster``, or the one cluster the valid manifests name; otherwise why there is none to choose."""
+    if requested is not None:
+        if requested in named:
+            return requested
+        listed = f"they name {', '.join(named)}" if named else "they name no cluster"
+        raise UsageError(f"the manifests declare nothing valid for cluster {requested} ({listed}; {summary})")
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise UsageError(
+            f"the manifests name several clusters ({', '.join(named)}): choose one with --cluster"
+        )
+    why = "see the errors above" if had_errors else "no KafkaCluster, and no KafkaTopic naming one"
+    raise UsageError(f"the manifests name no cluster ({why}; {summary})")
 
 
 def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
@@ -209,7 +238,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _add_manifest_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("-f", "--file", dest="files", action="append", required=True, metavar="PATH",
-                         help="a manifest file or directory (repeatable)")  # fmt: skip
+                         help="a manifest file or directory, or - for standard input (repeatable)")  # fmt: skip
     command.add_argument("--zookeeper", metavar="CONNECT",
                          help="ZooKeeper connect string with optional chroot, e.g. zk-0:2181,zk-1:2181/kafka "
                          "(default: the KafkaCluster's spec.zookeeper.connect)")  # fmt: skip
@@ -232,9 +261,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="check manifests offline: CRD schema, CEL rules and Kafka's rules; exit 1 on any error",
         description="Check KafkaTopic/KafkaCluster (and Strimzi KafkaTopic) manifests without a cluster: the "
         "CRD schema, the CRD's CEL rules and Kafka's topic rules. Directories are read recursively "
-        "(*.yaml, *.yml). Prints one line per error and a summary; exits 1 on any error.",
+        "(*.yaml, *.yml); - reads standard input. Input is read within limits (KTO_MANIFEST_* environment "
+        "variables, see the README). Prints one line per error and a summary; exits 1 on any error.",
     )
-    validate.add_argument("paths", nargs="+", metavar="PATH", help="a manifest file or a directory of them")
+    validate.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a manifest file, a directory of them, or - for standard input",
+    )
     validate.set_defaults(handler=_validate)
 
     plan = commands.add_parser("plan", help="show what apply would change; exit 0 none, 2 changes, 1 errors")
@@ -276,12 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from topic_operator.manifest_limits import LimitSettingError
+    from topic_operator.message_text import one_line
     from topic_operator.zookeeper.errors import ZooKeeperError
 
     try:
         return int(args.handler(args))
-    except (UsageError, ZooKeeperError) as error:
-        print(f"kto {args.command}: {error}", file=sys.stderr)
+    except (UsageError, ZooKeeperError, LimitSettingError) as error:
+        print(one_line(f"kto {args.command}: {error}"), file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -11,37 +11,41 @@ The CRDs are read from the package's copy (``topic_operator/crds/``, package dat
 byte-identical to the repository's ``crds/``: the schema applied here is the one installed in the cluster, in a
 checkout and in an installed wheel alike. How schema failures are worded lives in ``manifest_schema``.
 
+Input is treated as hostile (``kto validate`` runs on pull requests from anyone): files are read within the limits
+of ``manifest_limits`` (regular files only, bounded bytes; YAML bounded in depth, aliases, scalars and documents
+while it is parsed, see ``manifest_yaml``), API objects given already parsed are held to the same depth, size and
+string limits, and every message is one bounded, escaped line (``message_text``).
+
 Pure apart from reading files: no ZooKeeper, no Kubernetes API.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, BinaryIO, Final, TypeGuard
 
-import yaml
-
+from topic_operator.cel_equivalents import FastCelRules
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.errors import KafkaError
-from topic_operator.kafka.topic_configs import KAFKA_3_4, validate_topic_config
+from topic_operator.kafka.topic_configs import KAFKA_3_4, checked_topic_config
 from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
-from topic_operator.manifest_schema import (
-    API_VERSION,
-    CRD_FILES,
-    MISSING,
-    KubernetesYamlLoader,
-    crd_schema,
-    schema_problems,
+from topic_operator.manifest_files import (
+    MANIFEST_SUFFIXES,
+    STDIN,
+    FileReadError,
+    display_name,
+    find_manifest_files,
+    read_manifest_text,
 )
+from topic_operator.manifest_limits import ManifestLimits, limits_from_environment, object_problem
+from topic_operator.manifest_schema import API_VERSION, CRD_FILES, MISSING, crd_schema, schema_problems
+from topic_operator.manifest_yaml import LoadBudget, YamlReadError, yaml_documents
+from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, TopicSpec
-
-if TYPE_CHECKING:
-    from topic_operator.cel_rules import CelRules
 
 __all__ = [
     "MISSING",
@@ -59,9 +63,7 @@ STRIMZI_GROUP: Final = "kafka.strimzi.io"
 STRIMZI_API_VERSIONS: Final = ("kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1")
 STRIMZI_CLUSTER_LABEL: Final = "strimzi.io/cluster"
 _STRIMZI_SPEC_FIELDS: Final = ("topicName", "partitions", "replicas", "config")
-_MANIFEST_SUFFIXES: Final = (".yaml", ".yml")
 _DNS_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_SHOWN_VALUE_LIMIT: Final = 80
 _LISTED_PARTITIONS_LIMIT: Final = 10
 
 
@@ -77,6 +79,10 @@ class ManifestError:
     the path inside the document (``spec.config.retention.ms``; ``items[3].spec.partitions`` inside a List);
     ``value`` is ``MISSING`` for an absent field. ``name`` is ``namespace/name`` when the document has a
     namespace. ``rule`` says what is wrong, in Kafka's own words where the rule is Kafka's.
+
+    Every text field holds what came from input already shortened and escaped (``error_at`` builds them), so a
+    consumer that prints ``field_path`` and ``rule`` itself gets bounded, single-line text too; ``value`` is the
+    value as read, shown bounded by ``str``.
     """
 
     file: str
@@ -90,10 +96,29 @@ class ManifestError:
     def __str__(self) -> str:
         where = _location(self.file, self.document_index, self.kind, self.name)
         if not self.field_path:
-            return f"{where}: {self.rule}"
+            return one_line(f"{where}: {self.rule}")
         if self.value is MISSING:
-            return f"{where}: {self.field_path}: {self.rule}"
-        return f"{where}: {self.field_path} = {_shown(self.value)}: {self.rule}"
+            return one_line(f"{where}: {self.field_path}: {self.rule}")
+        return one_line(f"{where}: {self.field_path} = {shown(self.value)}: {self.rule}")
+
+
+def error_at(
+    file: str, document_index: int, kind: object, name: object, field_path: str, value: object, rule: str
+) -> ManifestError:
+    """A ``ManifestError`` whose text fields are bounded and escaped."""
+    return ManifestError(
+        shortened(file, PATH_LIMIT),
+        document_index,
+        _bounded_text(kind, NAME_LIMIT),
+        _bounded_text(name, NAME_LIMIT),
+        shortened(field_path, PATH_LIMIT),
+        value,
+        one_line(rule),
+    )
+
+
+def _bounded_text(value: object, limit: int) -> str:
+    return shortened(value, limit) if isinstance(value, str) else (shown(value, limit) if value else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +132,18 @@ class ManifestWarning:
     message: str
 
     def __str__(self) -> str:
-        return f"{_location(self.file, self.document_index, self.kind, self.name)}: {self.message}"
+        return one_line(f"{_location(self.file, self.document_index, self.kind, self.name)}: {self.message}")
+
+
+def warning_at(file: str, document_index: int, kind: object, name: object, message: str) -> ManifestWarning:
+    """A ``ManifestWarning`` whose text fields are bounded and escaped."""
+    return ManifestWarning(
+        shortened(file, PATH_LIMIT),
+        document_index,
+        _bounded_text(kind, NAME_LIMIT),
+        _bounded_text(name, NAME_LIMIT),
+        one_line(message),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,14 +187,6 @@ def _location(file: str, document_index: int, kind: str, name: str) -> str:
     return f"{place} {what}" if what else place
 
 
-def _shown(value: object) -> str:
-    """Strings as the YAML author wrote them (``'7d'``), everything else as JSON (``true``, ``[0, 1]``)."""
-    text = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
-    if len(text) > _SHOWN_VALUE_LIMIT:
-        text = text[: _SHOWN_VALUE_LIMIT - 3] + "..."
-    return text
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Reading files.
 
@@ -172,11 +200,32 @@ class _Document:
     prefix: str
     """``items[3].`` for an item of a List, else empty: field paths are relative to the YAML document."""
     body: Mapping[str, Any]
+    max_errors: int
     errors: list[ManifestError] = field(default_factory=list)
+    unlisted_errors: int = 0
+    blocked_cel: bool = False
+    """The schema check found a failure after which the API server does not evaluate the CEL rules."""
+    refused: bool = False
+    """The YAML document it comes from has a problem of its own (a key given twice): reported once, for the
+    whole YAML document, and nothing of it is used."""
+
+    _pruned: Mapping[str, Any] | None = None
+
+    @property
+    def pruned_body(self) -> Mapping[str, Any]:
+        """The body as the API server validates it: null spec fields pruned (computed once)."""
+        if self._pruned is None:
+            self._pruned = _without_null_spec_fields(self.body)
+        return self._pruned
+
+    @property
+    def usable(self) -> bool:
+        return not self.errors and not self.unlisted_errors and not self.refused
 
     @property
     def kind(self) -> str:
-        return str(self.body.get("kind", ""))
+        kind = self.body.get("kind", "")
+        return kind if isinstance(kind, str) else ""
 
     @property
     def metadata(self) -> Mapping[str, Any]:
@@ -197,124 +246,164 @@ class _Document:
         return f"{self.file}#{self.index}{item}"
 
     def error(self, path: str, value: object, rule: str) -> None:
+        if len(self.errors) >= self.max_errors:
+            self.unlisted_errors += 1
+            return
         full = f"{self.prefix}{path}" if path else self.prefix.rstrip(".")
-        self.errors.append(ManifestError(self.file, self.index, self.kind, self.name, full, value, rule))
+        self.errors.append(error_at(self.file, self.index, self.kind, self.name, full, value, rule))
 
     def warning(self, message: str) -> ManifestWarning:
-        return ManifestWarning(self.file, self.index, self.kind, self.name, message)
+        return warning_at(self.file, self.index, self.kind, self.name, message)
+
+    def listed_errors(self) -> list[ManifestError]:
+        """The first error of each field, and one line for the problems past the per-document limit."""
+        errors = _one_per_field(self.errors)
+        if self.unlisted_errors:
+            rule = (
+                f"further problems of this document are not listed (at most {self.max_errors} are: "
+                "KTO_MANIFEST_MAX_ERRORS_PER_DOCUMENT raises the limit)"
+            )
+            errors.append(
+                error_at(self.file, self.index, self.kind, self.name, self.prefix.rstrip("."), MISSING, rule)
+            )
+        return errors
 
 
 class _Collector:
-    """Everything read so far, in reading order."""
+    """Everything read so far, in reading order, within the limits of one load."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: ManifestLimits) -> None:
+        self.limits = limits
+        self.budget = LoadBudget(limits)
         self.documents: list[_Document] = []
         self.file_errors: list[ManifestError] = []
         self.warnings: list[ManifestWarning] = []
         self.files: list[str] = []
+        """Every file opened, in reading order (also those whose text could not be used)."""
         self.yaml_documents = 0
 
-    def add_object(self, body: object, file: str, index: int, prefix: str = "") -> None:
-        if not isinstance(body, Mapping) or not body.get("kind") or not body.get("apiVersion"):
-            where = f"{prefix.rstrip('.')}: " if prefix else ""
-            kind = str(body.get("kind", "")) if isinstance(body, Mapping) else ""
-            message = f"{where}not a Kubernetes object (no apiVersion or kind): ignored"
-            self.warnings.append(ManifestWarning(file, index, kind, "", message))
-            return
-        items = body.get("items")
-        if str(body["kind"]).endswith("List") and isinstance(items, list):
-            for number, entry in enumerate(items):
-                self.add_object(entry, file, index, f"{prefix}items[{number}].")
-            return
-        self.documents.append(_Document(file, index, prefix, body))
+    def file_error(self, file: str, index: int, rule: str) -> None:
+        self.file_errors.append(error_at(file, index, "", "", "", MISSING, rule))
 
-    def read_file(self, path: Path) -> None:
-        file = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            self.file_errors.append(ManifestError(file, 0, "", "", "", MISSING, "no such file or directory"))
+    def add_object(
+        self, body: object, file: str, index: int, prefix: str = "", *, refused: bool = False
+    ) -> None:
+        kind = body.get("kind") if isinstance(body, Mapping) else None
+        api_version = body.get("apiVersion") if isinstance(body, Mapping) else None
+        if not (isinstance(kind, str) and kind and isinstance(api_version, str) and api_version):
+            where = f"{prefix.rstrip('.')}: " if prefix else ""
+            message = f"{where}not a Kubernetes object (no apiVersion or kind): ignored"
+            self.warnings.append(warning_at(file, index, kind if isinstance(kind, str) else "", "", message))
             return
-        except (OSError, UnicodeDecodeError) as error:
-            self.file_errors.append(ManifestError(file, 0, "", "", "", MISSING, f"cannot be read: {error}"))
+        assert isinstance(body, Mapping)
+        items = body.get("items")
+        if kind.endswith("List") and isinstance(items, list):
+            for number, entry in enumerate(items):
+                self.add_object(entry, file, index, f"{prefix}items[{number}].", refused=refused)
+            return
+        document = _Document(file, index, prefix, body, self.limits.max_errors_per_document, refused=refused)
+        self.documents.append(document)
+
+    def read_path(self, given: str, seen: set[str], stdin: BinaryIO | None) -> None:
+        """A path as given: a file, a directory of manifests, or ``-`` for standard input."""
+        found = find_manifest_files(given, self.budget)
+        for path, why in found.skipped:
+            self.warnings.append(warning_at(path, 0, "", "", why))
+        if found.error is not None:
+            self.file_error(given, 0, found.error)
+        if not found.files and found.error is None:
+            suffixes = " or ".join(f"*{suffix}" for suffix in MANIFEST_SUFFIXES)
+            self.warnings.append(warning_at(given, 0, "", "", f"no {suffixes} files in this directory"))
+        for path in found.files:
+            identity = path if path == STDIN else str(Path(path).resolve())
+            if identity not in seen:
+                seen.add(identity)
+                self.read_file(path, stdin)
+
+    def read_file(self, path: str, stdin: BinaryIO | None = None) -> None:
+        file = display_name(path)
+        opened = self.budget.files
+        try:
+            text = read_manifest_text(path, self.budget, stdin)
+        except FileReadError as error:
+            if self.budget.files > opened:
+                self.files.append(file)
+            self.file_error(file, 0, str(error))
             return
         self.files.append(file)
-        index = 0
         try:
-            for index, body in enumerate(yaml.load_all(text, Loader=KubernetesYamlLoader), start=1):
-                if body is not None:
+            for document in yaml_documents(text, self.budget):
+                for problem in document.problems:
+                    self.file_error(file, document.index, problem)
+                if document.value is not None:
                     self.yaml_documents += 1
-                    self.add_object(body, file, index)
-        except yaml.YAMLError as error:
-            rule = f"not valid YAML: {_yaml_problem(error)}"
-            self.file_errors.append(ManifestError(file, index + 1, "", "", "", MISSING, rule))
+                    self.add_object(document.value, file, document.index, refused=bool(document.problems))
+        except YamlReadError as error:
+            self.file_error(file, error.index, error.message)
 
-
-def _yaml_problem(error: yaml.YAMLError) -> str:
-    """The parser's problem with line and column in the file (PyYAML's own text names "<unicode string>")."""
-    if not isinstance(error, yaml.MarkedYAMLError):
-        return " ".join(str(error).split())
-    parts = []
-    for text, mark in ((error.problem, error.problem_mark), (error.context, error.context_mark)):
-        if text:
-            parts.append(f"{text} (line {mark.line + 1}, column {mark.column + 1})" if mark else text)
-    return " ".join(parts)
-
-
-def _manifest_files(path: Path) -> Iterator[Path]:
-    """A file as given (any extension, e.g. a kubectl JSON export); a directory's ``*.yaml``/``*.yml`` files,
-    recursively, sorted, skipping hidden files and directories (``.git``)."""
-    if not path.is_dir():
-        yield path
-        return
-    found = (
-        p
-        for p in path.rglob("*")
-        if p.suffix in _MANIFEST_SUFFIXES
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(path).parts)
-    )
-    yield from sorted(found, key=lambda p: p.relative_to(path).parts)
+    def add_api_objects(self, objects: Iterable[object], origin: str) -> None:
+        """Objects already parsed (API bodies): each held to the depth, string and size limits before it is read,
+        since no YAML parser bounded them."""
+        self.files.append(origin)
+        for index, body in enumerate(objects, start=1):
+            self.budget.documents += 1
+            if self.budget.documents > self.limits.max_documents:
+                rule = (
+                    f"more than {self.limits.max_documents:,} objects: the rest is not read "
+                    "(KTO_MANIFEST_MAX_DOCUMENTS raises the limit)"
+                )
+                self.file_error(origin, index, rule)
+                return
+            self.yaml_documents += 1
+            problem = object_problem(body, self.limits)
+            if problem is not None:
+                self.file_error(origin, index, problem)
+                continue
+            self.add_object(body, origin, index)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Entry points.
 
 
-def load_manifests(paths: Iterable[str | Path], *, check_cel: bool = False) -> Manifests:
-    """Read files and directories of manifests (see ``_manifest_files``) into specs and errors.
+def load_manifests(
+    paths: Iterable[str | Path],
+    *,
+    check_cel: bool = False,
+    limits: ManifestLimits | None = None,
+    stdin: BinaryIO | None = None,
+) -> Manifests:
+    """Read files and directories of manifests, and ``-`` for standard input, into specs and errors.
+
+    A directory stands for its ``*.yaml``/``*.yml`` files, recursively, sorted, hidden entries skipped; a file
+    given by name may have any extension (a kubectl JSON export). ``limits`` defaults to the environment's
+    (``manifest_limits``); ``stdin`` to the process's standard input.
 
     ``check_cel`` also evaluates the CRDs' CEL rules on each kto.dev document (without an old object), as the
     API server does on a create. ``kto validate`` asks for it; plan and apply need not, since the Kafka-rule
-    checks cover the same ground with more precise messages, and cel-python is slow.
+    checks cover the same ground with more precise messages.
     """
-    collector = _Collector()
-    seen: set[Path] = set()
+    collector = _Collector(limits if limits is not None else limits_from_environment())
+    seen: set[str] = set()
     for given in paths:
-        found = False
-        for path in _manifest_files(Path(given)):
-            found = True
-            resolved = path.resolve()
-            if resolved not in seen:
-                seen.add(resolved)
-                collector.read_file(path)
-        if not found:
-            message = (
-                f"no {' or '.join(f'*{suffix}' for suffix in _MANIFEST_SUFFIXES)} files in this directory"
-            )
-            collector.warnings.append(ManifestWarning(str(given), 0, "", "", message))
+        collector.read_path(str(given), seen, stdin)
     return _convert(collector, check_cel)
 
 
 def load_objects(
-    objects: Iterable[Mapping[str, Any]], *, origin: str = "objects", check_cel: bool = False
+    objects: Iterable[Mapping[str, Any]],
+    *,
+    origin: str = "objects",
+    check_cel: bool = False,
+    limits: ManifestLimits | None = None,
 ) -> Manifests:
-    """Objects already parsed (Kubernetes API bodies, JSON), each reported as document ``origin#n``."""
-    collector = _Collector()
-    collector.files.append(origin)
-    for index, body in enumerate(objects, start=1):
-        collector.yaml_documents += 1
-        collector.add_object(body, origin, index)
+    """Objects already parsed (Kubernetes API bodies, JSON), each reported as document ``origin#n``.
+
+    Each object is first held to ``limits`` (default: the environment's) for nesting depth, string length and
+    size; one that exceeds them is an error of its own and is not read further.
+    """
+    collector = _Collector(limits if limits is not None else limits_from_environment())
+    collector.add_api_objects(objects, origin)
     return _convert(collector, check_cel)
 
 
@@ -338,13 +427,13 @@ def _convert(collector: _Collector, check_cel: bool) -> Manifests:
         for document in collector.documents:
             if document.body.get("apiVersion") == API_VERSION and document.kind in CRD_FILES:
                 _check_cel(document)
-    order = {file: number for number, file in enumerate(collector.files)}
-    errors = [*collector.file_errors, *(e for d in collector.documents for e in _one_per_field(d.errors))]
+    order = {shortened(file, PATH_LIMIT): number for number, file in enumerate(collector.files)}
+    errors = [*collector.file_errors, *(e for d in collector.documents for e in d.listed_errors())]
     errors.sort(key=lambda e: (order.get(e.file, -1), e.document_index))
     warnings.sort(key=lambda w: (order.get(w.file, -1), w.document_index))
     return Manifests(
-        topics=tuple(t.spec for t in topics if t.spec is not None and not t.document.errors),
-        clusters=tuple(c.spec for c in by_name.values() if c.spec is not None and not c.document.errors),
+        topics=tuple(t.spec for t in topics if t.spec is not None and t.document.usable),
+        clusters=tuple(c.spec for c in by_name.values() if c.spec is not None and c.document.usable),
         errors=tuple(errors),
         warnings=tuple(warnings),
         files=len(collector.files),
@@ -384,19 +473,23 @@ class _Cluster:
 
 
 def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Topic | _Cluster | None:
+    """Which declaration a document is, by its group, kind and version, each judged on its own: a wrong kind is
+    not blamed on the version."""
     api_version, kind = str(document.body["apiVersion"]), document.kind
-    group = api_version.split("/")[0] if "/" in api_version else ""
-    if api_version == API_VERSION and kind in CRD_FILES:
-        body = _without_null_spec_fields(document.body)
+    group = _api_group(api_version)
+    if group == GROUP:
+        kinds = " and ".join(CRD_FILES)
+        if kind not in CRD_FILES:
+            document.error("kind", kind, f"{GROUP} serves the kinds {kinds} only (kinds are case-sensitive)")
+            return None
+        if api_version != API_VERSION:
+            document.error("apiVersion", api_version, f"{GROUP} serves {kinds} in {API_VERSION}")
+            return None
+        body = document.pruned_body
         _check_object_name(document)
         declared = _read_cluster(document, body) if kind == "KafkaCluster" else _read_topic(document, body)
         _add_schema_errors(document, kind, body)
         return declared
-    if group == GROUP:
-        document.error(
-            "apiVersion", api_version, f"{GROUP} serves KafkaTopic and KafkaCluster in {API_VERSION}"
-        )
-        return None
     if group == STRIMZI_GROUP and kind == "KafkaTopic":
         if api_version in STRIMZI_API_VERSIONS:
             return _read_strimzi_topic(document)
@@ -405,6 +498,14 @@ def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Top
         return None
     warnings.append(document.warning(f"ignored: {api_version} {kind} is not a topic or cluster declaration"))
     return None
+
+
+def _api_group(api_version: str) -> str:
+    """The API group of an ``apiVersion``: before the ``/``; a dotted name without one is a group missing its
+    version (``kto.dev``); anything else is the core group (``v1``)."""
+    if "/" in api_version:
+        return api_version.split("/", 1)[0]
+    return api_version if "." in api_version else ""
 
 
 def _without_null_spec_fields(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -526,9 +627,10 @@ def _add_schema_errors(
     strimzi: bool = False,
 ) -> None:
     """The CRD schema's verdict. A converted Strimzi document's cluster errors point at the label it came from."""
-    for problem in schema_problems(kind, body, strimzi=strimzi):
+    for problem in schema_problems(kind, body, strimzi=strimzi, limit=document.max_errors + 1):
         path = (renamed or {}).get(problem.path, problem.path)
         document.error(path, problem.value, problem.rule)
+        document.blocked_cel = document.blocked_cel or problem.blocking
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -606,24 +708,17 @@ def _check_prefixes(document: _Document, path: str, name: str, cluster: ClusterS
 
 
 def _config(document: _Document, config: object, kafka_version: tuple[int, int]) -> dict[str, str] | None:
-    """Canonical config strings, or None with one error per bad key (Kafka stops at the first; a reviewer
-    wants them all). The cross-key rule (compaction lags) is reported once every key is valid on its own."""
+    """Canonical config strings, or None with one error per bad key (Kafka stops at the first; a reviewer wants
+    them all). The rules across keys are reported once every key is valid on its own."""
     if not isinstance(config, Mapping):
         return None  # the schema check explains it
-    props = {str(key): value for key, value in config.items()}
-    try:
-        return validate_topic_config(props, kafka_version=kafka_version)
-    except KafkaError as whole:
-        reported = False
-        for key in sorted(props):
-            try:
-                validate_topic_config({key: props[key]}, kafka_version=kafka_version)
-            except KafkaError as error:
-                document.error(f"spec.config.{key}", props[key], str(error))
-                reported = True
-        if not reported:
-            document.error(f"spec.{whole.field or 'config'}", MISSING, str(whole))
-        return None
+    props = {key if isinstance(key, str) else str(key): value for key, value in config.items()}
+    canonical, problems = checked_topic_config(props, kafka_version=kafka_version)
+    for problem in problems:
+        path = f"spec.{problem.field or 'config'}"
+        key = (problem.field or "").removeprefix("config.")
+        document.error(path, props.get(key, MISSING) if key in props else MISSING, str(problem))
+    return canonical
 
 
 def _assignment(
@@ -631,9 +726,7 @@ def _assignment(
 ) -> dict[int, tuple[int, ...]] | None:
     """A list (index = partition) checked for agreement with the counts, then by Kafka's creation rules."""
     path = "spec.replicaAssignment"
-    if not isinstance(assignment, list) or not all(
-        isinstance(r, list) and all(type(b) is int for b in r) for r in assignment
-    ):
+    if not _is_list_of_int_lists(assignment):
         return None  # absent, or the schema check explains the shape
     if isinstance(partitions, int) and len(assignment) != partitions:
         rule = (
@@ -658,6 +751,18 @@ def _assignment(
         document.error(path, assignment, str(error))
         return None
     return manual
+
+
+def _is_list_of_int_lists(value: object) -> TypeGuard[list[list[int]]]:
+    if type(value) is not list:
+        return False
+    for entry in value:
+        if type(entry) is not list:
+            return False
+        for broker in entry:
+            if type(broker) is not int:
+                return False
+    return True
 
 
 def _check_conflicts(topics: list[_Topic]) -> None:
@@ -685,14 +790,16 @@ def _check_conflicts(topics: list[_Topic]) -> None:
 
 
 def _check_cel(document: _Document) -> None:
-    for failure in _cel_rules(document.kind).check(_without_null_spec_fields(document.body)):
+    """The CRD's CEL rules, as the API server runs them on a create: only on a document whose schema check found
+    no wrong type, missing field, value outside an enum or oversized string or list (apiextensions-apiserver's
+    ``hasBlockingErr``), since the rules assume the schema's shape; their failures would only restate those."""
+    if document.blocked_cel:
+        return
+    for failure in _cel_rules(document.kind).check(document.pruned_body):
         value = MISSING if failure.value is None else failure.value
         document.error(failure.field_path, value, failure.message)
 
 
 @cache
-def _cel_rules(kind: str) -> CelRules:
-    """Imported on first use: cel-python takes a while to load, and only ``kto validate`` needs it."""
-    from topic_operator.cel_rules import CelRules
-
-    return CelRules(crd_schema(kind))
+def _cel_rules(kind: str) -> FastCelRules:
+    return FastCelRules(crd_schema(kind))

@@ -28,10 +28,15 @@ spec:
 
 
 def _topic(name: str, spec: str = "", *, cluster: str = "local") -> str:
-    body = textwrap.indent(textwrap.dedent(spec).strip("\n"), "  ") + "\n" if spec.strip() else ""
+    """A KafkaTopic of 3 partitions and 2 replicas; ``spec`` lines add fields or replace those defaults (a key
+    written twice would be refused as YAML)."""
+    lines = textwrap.dedent(spec).strip("\n").splitlines() if spec.strip() else []
+    given = {line.split(":", 1)[0] for line in lines if line and not line.startswith(" ")}
+    defaults = [f"{key}: {value}" for key, value in (("partitions", 3), ("replicas", 2)) if key not in given]
+    body = "".join(f"  {line}\n" for line in [*defaults, *lines])
     return (
         f"apiVersion: kto.dev/v1alpha1\nkind: KafkaTopic\nmetadata:\n  name: {name}\n"
-        f"spec:\n  cluster: {cluster}\n  partitions: 3\n  replicas: 2\n{body}"
+        f"spec:\n  cluster: {cluster}\n{body}"
     )
 
 
@@ -472,8 +477,8 @@ def test_an_unknown_kto_dev_version_or_kind_is_an_error() -> None:
     assert _errors(load_manifests(["t.yaml"])) == [
         "t.yaml#1 KafkaTopic orders: apiVersion = 'kto.dev/v1beta1': kto.dev serves KafkaTopic and KafkaCluster "
         "in kto.dev/v1alpha1",
-        "t.yaml#2 KafkaUser: apiVersion = 'kto.dev/v1alpha1': kto.dev serves KafkaTopic and KafkaCluster in "
-        "kto.dev/v1alpha1",
+        "t.yaml#2 KafkaUser: kind = 'KafkaUser': kto.dev serves the kinds KafkaTopic and KafkaCluster only (kinds "
+        "are case-sensitive)",
     ]
 
 

@@ -268,7 +268,7 @@ def test_numbers_in_a_yaml_list_become_items_as_java_prints_them() -> None:
         (
             "retention.ms",
             {"ms": 1},
-            "Invalid value {'ms': 1} for configuration retention.ms: "
+            'Invalid value {"ms": 1} for configuration retention.ms: '
             "the value must be a string, number or boolean",
         ),
         (
@@ -279,13 +279,13 @@ def test_numbers_in_a_yaml_list_become_items_as_java_prints_them() -> None:
         (
             "cleanup.policy",
             ["compact", ["delete"]],
-            "Invalid value ['compact', ['delete']] for configuration cleanup.policy: "
+            'Invalid value ["compact", ["delete"]] for configuration cleanup.policy: '
             "each list item must be a string, number or boolean",
         ),
         (
             "cleanup.policy",
             {"compact"},
-            "Invalid value {'compact'} for configuration cleanup.policy: "
+            'Invalid value ["compact"] for configuration cleanup.policy: '
             "the value must be a string, number or boolean",
         ),
     ],

@@ -207,8 +207,12 @@ def test_range_violations_print_the_parsed_value(key: str, value: object, messag
         ("retention.ms", "-1", "-1"),
         ("retention.bytes", "-12345", "-12345"),
         ("local.retention.ms", "-2", "-2"),
-        ("local.retention.ms", "-1", "-1"),  # no local-vs-retention checks in 3.4's validate
-        ("local.retention.bytes", "999999999999", "999999999999"),
+        (
+            "local.retention.ms",
+            "604800000",
+            "604800000",
+        ),  # the local retention rules: test_local_retention_rules
+        ("local.retention.bytes", "-1", "-1"),
         ("min.cleanable.dirty.ratio", "1", "1.0"),
         ("min.cleanable.dirty.ratio", "-0.0", "-0.0"),
         ("min.cleanable.dirty.ratio", "4.9e-324", "4.9E-324"),
@@ -216,12 +220,6 @@ def test_range_violations_print_the_parsed_value(key: str, value: object, messag
 )
 def test_range_boundaries_pass(key: str, value: str, expected: str) -> None:
     assert validate_topic_config({key: value}) == {key: expected}
-
-
-def test_local_retention_is_not_checked_against_retention_in_3_4() -> None:
-    props: dict[str, object] = {"retention.ms": "1000", "local.retention.ms": "5000", "retention.bytes": "10"}
-    props["local.retention.bytes"] = "-1"
-    assert validate_topic_config(props)["local.retention.ms"] == "5000"
 
 
 @pytest.mark.parametrize("value", ["NaN", "-NaN", " NaN ", float("nan")])

@@ -87,6 +87,9 @@ def test_empty_replica_change_lists_are_not_written() -> None:
         (b'{"partitions":{"x":[1]}}', "partition key that is not a partition id: 'x'"),
         (b'{"partitions":{"0":["1"]}}', "must be a list of integers"),
         (b'{"partitions":{"0":[1]},"topic_id":5}', "'topic_id' must be a string"),
+        (b'{"version":3,"partitions":null}', "field 'partitions' must be an object, got None"),
+        (b'{"version":3}', "field 'partitions' must be an object, got None"),
+        (b'{"version":3,"partitions":[[1]]}', "field 'partitions' must be an object, got [[1]]"),
     ],
 )
 def test_topic_decoder_refuses_what_kafka_would_read_as_empty(data: bytes, fragment: str) -> None:

@@ -16,6 +16,13 @@ strings a cluster older than 3.4 knows. Not modelled: the lower minimums of 2.8-
 ``flush.messages`` >= 0), 2.8's laxer version look-up ("3.4." reads as "3.4") and back-quoted message, the
 ``message.format.version`` strings of releases after 3.4, and 3.6's remote-storage checks. Each of those leaves us
 stricter than the cluster or differs only in wording, never laxer.
+
+One rule is not ``LogConfig.validate``'s but the broker's: the ``LogConfig`` constructor, which every broker runs
+when it applies a topic's config, refuses ``local.retention.ms`` above ``retention.ms`` or -1 while
+``retention.ms`` is not -1, and the same for ``local.retention.bytes`` against ``retention.bytes``. AdminZkClient
+writes such a config and the broker then fails on it, so it is refused here, in the broker's words and marked
+``stricter_than_kafka`` (see ``_check_local_retention`` for what it is compared with when the topic does not set
+``retention.ms``).
 """
 
 from __future__ import annotations
@@ -25,12 +32,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from functools import cache
+from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Final
 
 from topic_operator.kafka import java_lang
 from topic_operator.kafka.errors import ConfigError, InvalidConfigurationError
+from topic_operator.message_text import shown
 
 __all__ = [
     "KAFKA_3_4",
@@ -46,9 +54,11 @@ __all__ = [
     "ValidList",
     "ValidString",
     "Validator",
+    "checked_topic_config",
     "comparable_config",
     "parse_topic_config_value",
     "topic_config_names",
+    "topic_config_problems",
     "validate_topic_config",
 ]
 
@@ -499,7 +509,7 @@ def _scalar_text(value: object) -> str | None:
 
 def _type_error(key: str, value: object, what: str) -> ConfigError:
     return ConfigError(
-        f"Invalid value {value!r} for configuration {key}: {what} must be a string, number or boolean",
+        f"Invalid value {shown(value)} for configuration {key}: {what} must be a string, number or boolean",
         field=f"config.{key}",
     )
 
@@ -519,7 +529,11 @@ def validate_topic_config(
     ``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``. Kafka reports the first unknown name in Properties
     order, which is unspecified; we report the first in sorted order, so the answer is stable.
 
-    Stricter than Kafka: ``min.cleanable.dirty.ratio=NaN`` is rejected (Kafka's range check lets it through).
+    Then the broker's own rule on local retention (``_check_local_retention``), which ``LogConfig.validate``
+    does not have.
+
+    Stricter than Kafka: ``min.cleanable.dirty.ratio=NaN`` is rejected (Kafka's range check lets it through), and
+    so is a local retention the brokers would refuse after AdminZkClient wrote it.
 
     Returns only the given keys, sorted, each mapped to the string to write to ZooKeeper.
     Raises ``InvalidConfigurationError`` for nulls, unknown names and the lag conflict, and its subclass
@@ -533,7 +547,86 @@ def validate_topic_config(
         if name in props:
             parsed[name] = _parse_and_check(definition, props, kafka_version)
     _check_compaction_lags(parsed)
+    for problem in _local_retention_problems(parsed, props):
+        raise problem
     return {key: _canonical(parsed[key]) for key in sorted(props)}
+
+
+def topic_config_problems(
+    props: Mapping[str, object], *, kafka_version: KafkaVersion = KAFKA_3_4
+) -> list[InvalidConfigurationError]:
+    """Every problem of a config at once, one per key where the problem is a key's (Kafka stops at the first; a
+    reviewer wants them all): null values, unknown names, values that do not parse or fail their validator.
+    The rules across keys (compaction lags, local retention) are judged once every key is valid on its own, so
+    that a bad ``retention.ms`` is not also reported as a local retention above it."""
+    problems: list[InvalidConfigurationError] = []
+    definitions = _defined_for(kafka_version)
+    parsed = dict(_parsed_defaults(kafka_version))
+    for key in sorted(props):
+        if props[key] is None:
+            problems.append(
+                InvalidConfigurationError(
+                    f"Null value not supported for topic configs: {key}", field=f"config.{key}"
+                )
+            )
+        elif key not in definitions:
+            problems.append(
+                InvalidConfigurationError(f"Unknown topic config name: {key}", field=f"config.{key}")
+            )
+        else:
+            try:
+                parsed[key] = _parse_and_check(definitions[key], props, kafka_version)
+            except ConfigError as error:
+                problems.append(error)
+    if problems:
+        return problems
+    try:
+        _check_compaction_lags(parsed)
+    except InvalidConfigurationError as error:
+        problems.append(error)
+    problems.extend(_local_retention_problems(parsed, props))
+    return problems
+
+
+def checked_topic_config(
+    props: Mapping[str, object], *, kafka_version: KafkaVersion = KAFKA_3_4
+) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
+    """The canonical config and no problems, or None and every problem (``topic_config_problems``).
+
+    Repositories repeat a handful of configs over thousands of topics, so results are remembered for configs of
+    plain scalar values (each keyed with its type: ``1``, ``1.0`` and ``True`` are different declarations).
+    """
+    key = _cache_key(props)
+    if key is None:
+        return _checked(props, kafka_version)
+    config, problems = _checked_cached(key, kafka_version)
+    return (dict(config) if config is not None else None), problems
+
+
+def _cache_key(props: Mapping[str, object]) -> tuple[tuple[str, type, object], ...] | None:
+    items = []
+    for name, value in props.items():
+        if not isinstance(name, str) or not isinstance(value, (str, int, float, bool, type(None))):
+            return None
+        items.append((name, type(value), value))
+    return tuple(sorted(items, key=lambda item: item[0]))
+
+
+@lru_cache(maxsize=4096)
+def _checked_cached(
+    key: tuple[tuple[str, type, object], ...], kafka_version: KafkaVersion
+) -> tuple[Mapping[str, str] | None, tuple[InvalidConfigurationError, ...]]:
+    config, problems = _checked({name: value for name, _, value in key}, kafka_version)
+    return (MappingProxyType(config) if config is not None else None), problems
+
+
+def _checked(
+    props: Mapping[str, object], kafka_version: KafkaVersion
+) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
+    problems = topic_config_problems(props, kafka_version=kafka_version)
+    if problems:
+        return None, tuple(problems)
+    return validate_topic_config(props, kafka_version=kafka_version), ()
 
 
 @cache
@@ -611,9 +704,62 @@ def _check_compaction_lags(parsed: Mapping[str, ParsedValue]) -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _config_error(key: str, shown: str, reason: str) -> ConfigError:
+_LOCAL_RETENTIONS: Final = (
+    ("local.retention.ms", "retention.ms"),
+    ("local.retention.bytes", "retention.bytes"),
+)
+_INHERIT: Final = -2
+"""A local retention of -2 follows the total retention: nothing to compare."""
+
+
+def _local_retention_problems(
+    parsed: Mapping[str, ParsedValue], props: Mapping[str, object]
+) -> list[ConfigError]:
+    """The broker's ``LogConfig`` constructor (3.4, ``RemoteLogConfig``): a local retention must not be -1 while
+    the total retention is not -1, and must not be above it. Kafka's comparison includes a total of -1
+    (unlimited): in 3.4 any local retention other than -2 and -1 is then "more than" it.
+
+    What the broker compares with is the topic's total retention, or the broker's own default when the topic has
+    none (``log.retention.ms``/``minutes``/``hours``, ``log.retention.bytes``), which kto cannot see offline. The
+    comparison is then made with Kafka's default (7 days, and -1 bytes), and the message says so: refusing a
+    config that a broker with longer default retention would take costs declaring ``retention.ms`` on the topic;
+    accepting one the brokers refuse would leave a topic whose config every broker fails to apply.
+    """
+    problems: list[ConfigError] = []
+    for local_key, total_key in _LOCAL_RETENTIONS:
+        if local_key not in props or local_key not in parsed:
+            continue
+        local, total = (
+            _expect_number(local_key, parsed[local_key]),
+            _expect_number(total_key, parsed[total_key]),
+        )
+        if local == _INHERIT:
+            continue
+        if local == -1 and total != -1:
+            reason = f"Value must not be -1 as {total_key} value is set as {total}."
+        elif local > total:
+            reason = f"Value must not be more than property: {total_key} value."
+        else:
+            continue
+        note = (
+            ""
+            if total_key in props
+            else f" ({total_key} is not set on the topic: compared with Kafka's default, {total}, as the brokers' "
+            f"default may differ; declare {total_key} on the topic to decide)"
+        )
+        problems.append(
+            ConfigError(
+                f"Invalid value {local} for configuration {local_key}: {reason}{note}",
+                field=f"config.{local_key}",
+                stricter_than_kafka=True,
+            )
+        )
+    return problems
+
+
+def _config_error(key: str, value_text: str, reason: str) -> ConfigError:
     """``new ConfigException(name, value, message)``: Kafka's "Invalid value <v> for configuration <k>: <why>"."""
-    return ConfigError(f"Invalid value {shown} for configuration {key}: {reason}", field=f"config.{key}")
+    return ConfigError(f"Invalid value {value_text} for configuration {key}: {reason}", field=f"config.{key}")
 
 
 def _java_number(number: int | float) -> str:

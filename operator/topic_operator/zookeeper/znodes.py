@@ -180,8 +180,11 @@ class TopicZNode:
         topic_id = payload.get("topic_id")
         if topic_id is not None and not isinstance(topic_id, str):
             raise ZnodeFormatError(path, f"field 'topic_id' must be a string, got {topic_id!r}")
+        partitions = payload.get("partitions")
+        if not isinstance(partitions, dict):  # absent or null: Kafka would read no partitions at all
+            raise ZnodeFormatError(path, f"field 'partitions' must be an object, got {partitions!r}")
         return TopicZNodeData(
-            partitions=_partition_map(path, "partitions", payload.get("partitions")),
+            partitions=_partition_map(path, "partitions", partitions),
             topic_id=topic_id,
             adding=_partition_map(path, "adding_replicas", payload.get("adding_replicas")),
             removing=_partition_map(path, "removing_replicas", payload.get("removing_replicas")),
