@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from harness.kafka_cluster import make_kafka_cluster
 from harness.zookeeper import (
@@ -33,6 +34,11 @@ TESTS_DIR = Path(__file__).parent
 
 _ZOOKEEPER_FIXTURES = frozenset({"zookeeper_server", "zk_chroot", "zk", "zk_ensemble"})
 _MARKERS_BY_DIRECTORY = {"zookeeper": "zookeeper", "spark": "spark"}
+
+# Property tests check behaviour, not speed (speed lives in bench/): hypothesis's 200 ms deadline per example
+# only made them flaky on a loaded machine. Each test stays bounded by pytest-timeout.
+hypothesis_settings.register_profile("kto", deadline=None)
+hypothesis_settings.load_profile("kto")
 
 _timings: dict[str, float] = {}
 """Fixture start-up times, printed at the end of the run so regressions in the harness itself show."""
