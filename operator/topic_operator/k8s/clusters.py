@@ -39,7 +39,7 @@ async def connect_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> Clus
     """The cluster's handle, connecting if needed; raises ``ClusterConfigError`` or the ZooKeeper error."""
     key = _key(body)
     ctx.cluster_bodies[key] = body
-    manifests = load_objects([body], origin=f"{key[0]}/{key[1]}")
+    manifests = load_objects([body], origin=f"{key[0]}/{key[1]}", limits=ctx.manifest_limits)
     if manifests.errors or not manifests.clusters:
         problems = "; ".join(
             f"{e.field_path}: {e.rule}" if e.field_path else e.rule for e in manifests.errors

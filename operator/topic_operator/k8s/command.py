@@ -152,6 +152,7 @@ async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = 
     from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
     from topic_operator.k8s.liveness import Liveness
     from topic_operator.k8s.serving import serve, serve_health
+    from topic_operator.manifest_limits import LimitSettingError, limits_from_environment
 
     priority = (
         settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
@@ -166,7 +167,11 @@ async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = 
             raise StartupError(
                 f"cannot create the kopf peering object {settings.peering!r}: {_first_line(error)}"
             ) from None
-    context = OperatorContext(settings, api, KopfEvents())
+    try:
+        limits = limits_from_environment()
+    except LimitSettingError as error:
+        raise StartupError(str(error)) from None
+    context = OperatorContext(settings, api, KopfEvents(), manifest_limits=limits)
     started = asyncio.Event()  # kopf's start-up is done: only the first of readiness's conditions
 
     async def ready() -> tuple[bool, str]:

@@ -18,6 +18,7 @@ from topic_operator.k8s.metrics import Metrics
 from topic_operator.k8s.readiness import Readiness
 from topic_operator.k8s.registry import ClusterKey, ClusterRegistry
 from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.manifest_limits import ManifestLimits
 from topic_operator.model import TopicSpec
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
@@ -38,6 +39,7 @@ class OperatorContext:
         metrics: Metrics | None = None,
         connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
         clock: Callable[[], datetime.datetime] = utc_now,
+        manifest_limits: ManifestLimits | None = None,
     ) -> None:
         self.settings = settings
         self.api = api
@@ -45,6 +47,8 @@ class OperatorContext:
         self.metrics = metrics if metrics is not None else Metrics()
         self.clusters = ClusterRegistry(settings, self.metrics, connect=connect)
         self.clock = clock
+        self.manifest_limits = manifest_limits if manifest_limits is not None else ManifestLimits()
+        """What an API object may hold (depth, strings, size) before it is read: read once at start-up."""
         self.readiness = Readiness(("kafkatopics", "kafkaclusters"))
         self.validations: Lru[tuple[object, ...], tuple[TopicSpec | None, tuple[str, ...]]] = Lru(50_000)
         """Each KafkaTopic spec version's validation (see ``topics.validate_topic``)."""

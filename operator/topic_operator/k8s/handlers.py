@@ -24,6 +24,7 @@ from typing import Any, Final, cast
 
 import kopf
 
+from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
@@ -47,13 +48,18 @@ FINALIZER: Final = "kto.dev/finalizer"
 # -- helpers ----------------------------------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """kopf's bodies are live views; the engine and the indices get plain, detached dicts and lists."""
+def _detached(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _detached(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_detached(v) for v in value]
     return copy.copy(value)
+
+
+def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
+    """kopf's bodies are live views; the engine and the indices get plain, detached dicts and lists, with the
+    containers read before validation in shape (``bodies.shaped``)."""
+    return shaped(_detached(body))
 
 
 def _context(memo: Any) -> OperatorContext:
@@ -91,7 +97,7 @@ def _declared(
 def _cluster_label(topic: Mapping[str, Any]) -> str:
     """The metrics label of a KafkaTopic's cluster: ``namespace/name`` of its KafkaCluster (never the topic, so
     label cardinality stays the number of clusters)."""
-    return f"{topic['metadata'].get('namespace')}/{(topic.get('spec') or {}).get('cluster')}"
+    return f"{topic['metadata'].get('namespace')}/{mapping(topic.get('spec')).get('cluster')}"
 
 
 def _post(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, *, changed: bool) -> None:
@@ -135,7 +141,7 @@ async def kto_cluster_identities(
     body: kopf.Body, memo: Any, namespace: str | None, name: str | None, **_: Any
 ) -> dict[ClusterKey, str]:
     _indexed(memo, "kafkaclusters", body)
-    connect = ((body.get("spec") or {}).get("zookeeper") or {}).get("connect")
+    connect = mapping(mapping(body.get("spec")).get("zookeeper")).get("connect")
     if not isinstance(connect, str) or namespace is None or name is None:
         return {}
     return {(namespace, name): cluster_identity(connect)}

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from topic_operator.k8s.bodies import mapping
 from topic_operator.zookeeper.connection import ConnectStringError, parse_connect_string
 
 __all__ = [
@@ -84,8 +85,7 @@ def _created(value: object) -> datetime.datetime:
 def claim_of(body: Mapping[str, Any], *, keep: Mapping[str, Any] | None = None) -> TopicClaim | None:
     """The claim a KafkaTopic body makes, or None when it names no cluster or topic (it is invalid anyway);
     ``keep`` is carried as the claim's ``body``."""
-    metadata = body.get("metadata") or {}
-    spec = body.get("spec") or {}
+    metadata, spec = mapping(body.get("metadata")), mapping(body.get("spec"))
     name, namespace = metadata.get("name"), metadata.get("namespace")
     cluster = spec.get("cluster")
     topic = spec.get("topicName", name)

@@ -19,6 +19,7 @@ from typing import Any, Final
 from kazoo.exceptions import KazooException
 
 from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
+from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.deletion import release_overdue
@@ -94,7 +95,7 @@ def is_paused(body: Mapping[str, Any]) -> bool:
 
 def _names(body: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """(namespace, name, cluster, topic name)."""
-    metadata, spec = body.get("metadata") or {}, body.get("spec") or {}
+    metadata, spec = mapping(body.get("metadata")), mapping(body.get("spec"))
     name = str(metadata.get("name", ""))
     return (
         str(metadata.get("namespace", "")),
@@ -125,7 +126,7 @@ def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[Topic
     if known is not None:
         return known[0], list(known[1])
     objects = [cluster_body, body] if cluster_body is not None else [body]
-    manifests = load_objects(objects, origin=f"{namespace}/{name}")
+    manifests = load_objects(objects, origin=f"{namespace}/{name}", limits=ctx.manifest_limits)
     errors = [
         f"{e.field_path}: {e.rule}" if e.field_path else e.rule
         for e in manifests.errors
