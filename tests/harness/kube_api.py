@@ -234,8 +234,8 @@ class ApiServer(kmock.KubernetesEmulator):
 
     def _list(self, request: rendering.Request) -> dict[str, Any]:
         kind = self._kind(request)
-        items = [
-            copy.deepcopy(body)
+        items = [  # no copies: stored bodies are never changed in place, and the response is serialised at once
+            body
             for (resource, namespace, _), body in sorted(self._store.items(), key=lambda kv: str(kv[0]))
             if resource == request.resource and (request.namespace is None or namespace == request.namespace)
         ]
@@ -251,7 +251,7 @@ class ApiServer(kmock.KubernetesEmulator):
         body = self._store.get(self._key(request))
         if body is None:
             raise _error(404, "NotFound", f'{request.resource.plural} "{request.name}" not found')
-        return copy.deepcopy(body)
+        return body
 
     def _create(self, request: rendering.Request) -> dict[str, Any]:
         kind = self._kind(request)
@@ -390,7 +390,7 @@ class ApiServer(kmock.KubernetesEmulator):
         self, key: tuple[Any, str | None, str], event: str, body: dict[str, Any], write: tuple[Any, ...]
     ) -> None:
         self.writes.append(write)
-        self._history.append((self._revision, key[0], key[1], {"type": event, "object": copy.deepcopy(body)}))
+        self._history.append((self._revision, key[0], key[1], {"type": event, "object": body}))
         self._history_revisions.append(self._revision)
         if len(self._history) > _KEEP_EVENTS:
             del self._history[: len(self._history) - _KEEP_EVENTS]
@@ -417,7 +417,7 @@ class ApiServer(kmock.KubernetesEmulator):
             since = self._revision
             for (resource, namespace, _), body in list(self._store.items()):
                 if resource == request.resource and request.namespace in (None, namespace):
-                    yield {"type": "ADDED", "object": copy.deepcopy(body)}
+                    yield {"type": "ADDED", "object": body}
         oldest = self._history[0][0] if self._history else self._revision
         if since < oldest - 1:
             yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",

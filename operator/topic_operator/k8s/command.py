@@ -142,8 +142,11 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = None) -> None:
-    """What ``kto run`` runs in its event loop (the benchmark runs it too): until SIGTERM/SIGINT or ``stop_flag``."""
+async def operate(
+    settings: OperatorSettings, stop_flag: asyncio.Event | None = None, registry: Any = None
+) -> None:
+    """What ``kto run`` runs in its event loop (the benchmark runs it too): until SIGTERM/SIGINT or ``stop_flag``.
+    ``registry`` replaces the operator's handlers (the benchmark measures kopf's own floor with minimal ones)."""
     import kopf
     from lightkube.core.exceptions import ConfigError
 
@@ -193,7 +196,7 @@ async def operate(settings: OperatorSettings, stop_flag: asyncio.Event | None = 
     )
     try:
         await kopf.operator(
-            registry=build_registry(settings),
+            registry=registry if registry is not None else build_registry(settings),
             settings=build_kopf_settings(settings, priority=priority),
             clusterwide=settings.clusterwide,
             namespaces=settings.namespaces,
