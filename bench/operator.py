@@ -288,7 +288,7 @@ async def _main(args: argparse.Namespace) -> None:
             profiler = _start_profiler(work) if args.profile else None
             phases = Phases(url, args.topics)
             stop, task = await _operator_session(
-                settings, phases, ["cluster", "create", "update", "label"], connect
+                settings, phases, ["cluster", "create", "update", "label"], connect, args.kopf_floor
             )
             stop.set()
             await task
