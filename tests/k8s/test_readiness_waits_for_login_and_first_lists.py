@@ -87,3 +87,29 @@ def test_objects_gone_since_are_not_waited_for(lister: Lister) -> None:
     assert not _check(readiness, lister)
     lister.uids["kafkatopics"].discard("t2")
     assert _check(readiness, lister)
+
+
+def test_a_slow_list_never_holds_the_probe(lister: Lister) -> None:
+    """The probe answers within its bound while a long list goes on, and the list's outcome counts later."""
+    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    readiness.started()
+    readiness.logged_in()
+    for plural, uids in lister.uids.items():
+        for uid in uids:
+            readiness.indexed(plural, uid)
+    release = asyncio.Event()
+
+    async def slow(plural: str) -> Collection[str]:
+        await release.wait()
+        return lister.uids[plural]
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        assert not await readiness.probe(slow, answer_within=0.2)
+        assert loop.time() - started < 1.0
+        assert not await readiness.probe(slow, answer_within=0.2)  # the same check still runs: none started
+        release.set()
+        assert await readiness.probe(slow, answer_within=1.0)
+
+    asyncio.run(scenario())

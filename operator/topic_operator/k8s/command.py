@@ -180,7 +180,7 @@ async def operate(
     async def ready() -> tuple[bool, str]:
         if started.is_set():
             context.readiness.started()
-        is_ready = await context.readiness.check(lambda plural: api.list_uids(plural, settings.namespaces))
+        is_ready = await context.readiness.probe(lambda plural: api.list_uids(plural, settings.namespaces))
         return is_ready, context.readiness.waiting_for
 
     liveness = Liveness(settings.stuck_after)

@@ -15,6 +15,7 @@ index catching up with the API) would only take the pod out of its Service. Pure
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Collection, Iterable
 
 __all__ = ["Readiness"]
@@ -30,6 +31,7 @@ class Readiness:
         self._started = False
         self._logged_in = False
         self._ready = False
+        self._checking: asyncio.Task[bool] | None = None
         self.waiting_for = "kopf's start-up"
         """What readiness waits for, for the probe's answer and the logs."""
 
@@ -46,6 +48,17 @@ class Readiness:
 
     @property
     def ready(self) -> bool:
+        return self._ready
+
+    async def probe(self, list_uids: ListUids, *, answer_within: float = 1.0) -> bool:
+        """For ``/readyz``: start a ``check`` unless one runs, and answer with it if it ends within
+        ``answer_within`` seconds, else with what is known. Listing 10,000 objects can take longer than a
+        readiness probe's timeout: the probe must never wait for it."""
+        if self._ready:
+            return True
+        if self._checking is None or self._checking.done():
+            self._checking = asyncio.ensure_future(self.check(list_uids))
+        await asyncio.wait({self._checking}, timeout=answer_within)
         return self._ready
 
     async def check(self, list_uids: ListUids) -> bool:
