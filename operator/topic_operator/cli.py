@@ -31,9 +31,14 @@ class UsageError(Exception):
 
 @contextmanager
 def _zookeeper(connect: str) -> Iterator[Any]:
+    from topic_operator.connect_string import ConnectStringError
     from topic_operator.zookeeper.connection import ZooKeeperSettings, connected
 
-    with connected(ZooKeeperSettings(connect=connect)) as client:
+    try:
+        settings = ZooKeeperSettings(connect=connect)
+    except ConnectStringError as error:
+        raise UsageError(str(error)) from None
+    with connected(settings) as client:
         yield client
 
 

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import logging
-import re
 import ssl
 import sys
 import threading
@@ -30,7 +28,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -46,6 +44,7 @@ from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
+from topic_operator.connect_string import ConnectStringError, Host, parse_connect_string
 from topic_operator.zookeeper.errors import (
     ZooKeeperAuthError,
     ZooKeeperChrootMissingError,
@@ -71,10 +70,6 @@ __all__ = [
 KAFKA_SECURE_ACL: tuple[Any, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
 """What Kafka puts on the znodes it creates with ``zookeeper.set.acl=true``: creator-all plus world-read (none of
 the paths this project writes is one of Kafka's sensitive paths, semantics §5.10)."""
-
-DEFAULT_PORT = 2181
-"""ZooKeeper's client port, assumed for a host given without one (as ZooKeeper's own client does)."""
-
 
 def _env(name: str) -> dict[str, str]:
     """Field metadata naming the environment variable that sets the field in the operator's Deployment."""
@@ -104,20 +99,6 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash(self._value)
-
-
-class ConnectStringError(ValueError):
-    """The connect string cannot be right; the message says which part is wrong."""
-
-
-class Host(NamedTuple):
-    name: str
-    """A host name or an IP address, IPv6 without brackets."""
-    port: int
-
-    def __str__(self) -> str:
-        name = f"[{self.name}]" if ":" in self.name else self.name
-        return f"{name}:{self.port}"
 
 
 # -- settings --------------------------------------------------------------------------------------------------
@@ -284,85 +265,6 @@ def environment_variables() -> dict[str, str]:
         if group is not None:
             found.update({f"{spec.name}.{inner.name}": inner.metadata["env"] for inner in fields(group)})
     return found
-
-
-# -- connect strings -------------------------------------------------------------------------------------------
-
-_HOST_NAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
-_BRACKETED = re.compile(r"^\[(?P<address>[^\]]*)\](:(?P<port>.*))?$")
-
-
-def parse_connect_string(connect: str) -> tuple[tuple[Host, ...], str | None]:
-    """Split ``zk-0:2181,zk-1:2181/kafka`` into hosts and chroot (None for no chroot, or a bare ``/``).
-
-    Stricter than kazoo, which guesses: a typo here would otherwise point the operator at the wrong tree or
-    at a host nobody runs.
-    """
-    text = connect.strip()
-    if not text:
-        raise ConnectStringError("ZooKeeper connect string is empty")
-    slash = text.find("/")
-    host_part, chroot_part = (text, None) if slash < 0 else (text[:slash], text[slash:])
-    if not host_part:
-        raise ConnectStringError(f"ZooKeeper connect string {connect!r} names no host before the chroot")
-    hosts = tuple(_parse_host(entry, connect) for entry in host_part.split(","))
-    return hosts, _parse_chroot(chroot_part, connect)
-
-
-def _parse_host(entry: str, connect: str) -> Host:
-    entry = entry.strip()
-    if not entry:
-        raise ConnectStringError(f"ZooKeeper connect string {connect!r} has an empty host entry")
-    bracketed = _BRACKETED.match(entry)
-    if bracketed:
-        name, port_text = bracketed.group("address"), bracketed.group("port")
-        try:
-            ipaddress.IPv6Address(name)
-        except ValueError:
-            raise ConnectStringError(
-                f"ZooKeeper connect string {connect!r}: {entry!r} is not a bracketed IPv6 address"
-            ) from None
-    else:
-        if entry.count(":") > 1:
-            raise ConnectStringError(
-                f"ZooKeeper connect string {connect!r}: write IPv6 host {entry!r} in brackets, as [::1]:2181"
-            )
-        name, _, port_text = entry.partition(":")
-        if ":" not in entry:
-            port_text = None
-        if not _HOST_NAME.match(name):
-            raise ConnectStringError(f"ZooKeeper connect string {connect!r}: {name!r} is not a host name")
-    return Host(name, _parse_port(port_text, entry, connect))
-
-
-def _parse_port(text: str | None, entry: str, connect: str) -> int:
-    if text is None:
-        return DEFAULT_PORT
-    if text.isascii() and text.isdigit() and 0 < int(text) < 65536:
-        return int(text)
-    raise ConnectStringError(
-        f"ZooKeeper connect string {connect!r}: port {text!r} of {entry!r} is not a number from 1 to 65535"
-    )
-
-
-def _parse_chroot(chroot: str | None, connect: str) -> str | None:
-    """ZooKeeper's own rules (``PathUtils.validatePath``); ``/`` alone means no chroot, as in ZooKeeper."""
-    if chroot is None or chroot == "/":
-        return None
-    problem = None
-    if chroot.endswith("/"):
-        problem = "must not end with '/'"
-    elif "//" in chroot:
-        problem = "has an empty path element ('//')"
-    elif any(part in (".", "..") for part in chroot.split("/")):
-        problem = "has a relative path element ('.' or '..')"
-    elif "," in chroot:
-        problem = "contains ',' (hosts go before the chroot)"
-    elif any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c.isspace() for c in chroot):
-        problem = "contains whitespace or a control character"
-    if problem:
-        raise ConnectStringError(f"ZooKeeper connect string {connect!r}: chroot {chroot!r} {problem}")
-    return chroot
 
 
 # -- opening a client ------------------------------------------------------------------------------------------
