@@ -45,6 +45,7 @@ from kazoo.retry import KazooRetry
 from kazoo.security import CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
 from topic_operator.connect_string import ConnectStringError, Host, parse_connect_string
+from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE
 from topic_operator.zookeeper.errors import (
     ZooKeeperAuthError,
     ZooKeeperChrootMissingError,
@@ -70,6 +71,7 @@ __all__ = [
 KAFKA_SECURE_ACL: tuple[Any, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
 """What Kafka puts on the znodes it creates with ``zookeeper.set.acl=true``: creator-all plus world-read (none of
 the paths this project writes is one of Kafka's sensitive paths, semantics §5.10)."""
+
 
 def _env(name: str) -> dict[str, str]:
     """Field metadata naming the environment variable that sets the field in the operator's Deployment."""
@@ -212,6 +214,10 @@ class ZooKeeperSettings:
     """Tries, the first included, of a request run through ``client.retry`` while the connection keeps dropping
     under it (-1: until the deadline)."""
     command_retry_deadline: float | None = field(default=30.0, metadata=_env("KTO_ZK_COMMAND_RETRY_DEADLINE"))
+    deadline: float = field(default=DEFAULT_DEADLINE, metadata=_env("KTO_ZK_DEADLINE"))
+    """Seconds ZooKeeper may keep one command (``kto plan/apply/describe/snapshot``) or one operator batch
+    waiting (``bounded.Patience``): a shorter outage is ridden out, a longer one ends the command with each
+    topic's outcome. Give ``connect_max_tries``/``connect_retry_deadline`` room to reconnect within it."""
     retry_delay: float = field(default=0.1, metadata=_env("KTO_ZK_RETRY_DELAY"))
     """First back-off in seconds, doubled per try up to ``retry_max_delay``."""
     retry_max_delay: float = field(default=5.0, metadata=_env("KTO_ZK_RETRY_MAX_DELAY"))
@@ -229,7 +235,7 @@ class ZooKeeperSettings:
 
     def __post_init__(self) -> None:
         parse_connect_string(self.connect)
-        for name in ("session_timeout", "connection_timeout", "retry_delay", "retry_max_delay"):
+        for name in ("session_timeout", "connection_timeout", "retry_delay", "retry_max_delay", "deadline"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ZooKeeper {name} must be positive, not {getattr(self, name)!r}")
         for name in ("connect_max_tries", "command_max_tries"):
@@ -358,12 +364,29 @@ def connected(settings: ZooKeeperSettings) -> Iterator[KazooClient]:
         close_client(client)
 
 
-def close_client(client: KazooClient) -> None:
-    """Stop (ending the session, so its ephemeral znodes go at once) and free the threads and sockets."""
-    try:
-        client.stop()
-    finally:
-        client.close()
+CLOSE_TIMEOUT = 2.0
+"""Seconds :func:`close_client` waits for kazoo to end the session. kazoo's ``stop`` waits for its connection
+thread, which may be inside a reconnection attempt or waiting for a frozen server's answer to the close request
+(up to two thirds of the session timeout), and then joins it without a bound."""
+
+
+def close_client(client: KazooClient, timeout: float = CLOSE_TIMEOUT) -> bool:
+    """Stop (ending the session, so its ephemeral znodes go at once) and free the threads and sockets, waiting
+    at most ``timeout`` seconds: against an ensemble that is away, the rest finishes in a daemon thread (kazoo's
+    own threads are daemons too), so a command can still end on time. True if it finished in time."""
+    done = threading.Event()
+
+    def stop_and_close() -> None:
+        try:
+            client.stop()
+            client.close()
+        except Exception:  # a client that cannot stop cleanly is being abandoned anyway
+            logging.getLogger(__name__).debug("closing a ZooKeeper client failed", exc_info=True)
+        finally:
+            done.set()
+
+    threading.Thread(target=stop_and_close, name="kto-zookeeper-close", daemon=True).start()
+    return done.wait(timeout)
 
 
 def _client_options(

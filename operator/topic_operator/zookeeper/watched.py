@@ -9,6 +9,10 @@ ZooKeeper watches fire once and live on one connection, and kazoo does not re-re
 (it sends no SetWatches): when the connection is suspended it fires every pending watch with an event of type
 NONE and forgets them. The view treats that event, and the connection coming back, as "everything is stale" and
 re-reads (and re-arms) the whole cluster on the next ``state()``.
+
+``state()`` is bounded by a deadline like every read (``bounded.Patience``): a refresh cut by a lost connection
+is redone in full once ZooKeeper is back, and one that ZooKeeper leaves waiting past the deadline raises
+``ZooKeeperUnavailableError`` and leaves the view marked stale for the next call.
 """
 
 from __future__ import annotations
@@ -21,8 +25,21 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from topic_operator.model import Broker, ClusterState, TopicState
+from topic_operator.zookeeper.bounded import (
+    DEFAULT_DEADLINE,
+    AnswerLostError,
+    BoundedClient,
+    Patience,
+    client_gave_up,
+)
 from topic_operator.zookeeper.pipelined import Pending, read_children, read_data, read_exists
-from topic_operator.zookeeper.snapshot import decode_brokers, decode_reassignment, topic_state
+from topic_operator.zookeeper.snapshot import (
+    READ_ATTEMPTS,
+    bounded,
+    decode_brokers,
+    decode_reassignment,
+    topic_state,
+)
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
@@ -65,11 +82,13 @@ class WatchedCluster:
     """The cluster behind ``client`` (started, rooted at the cluster's chroot), always as of the last ``state()``.
 
     ``state()`` is cheap when nothing changed. ``wait_for_change(timeout)`` lets a caller sleep until a watch
-    fires. Call ``close()`` before stopping the client.
+    fires. Call ``close()`` before stopping the client. ``deadline``: how long ZooKeeper may keep a ``state()``
+    waiting, unless the call gives its own.
     """
 
-    def __init__(self, client: KazooClient) -> None:
+    def __init__(self, client: KazooClient, *, deadline: float = DEFAULT_DEADLINE) -> None:
         self._client = client
+        self._deadline = deadline
         self._marks_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._stale = _Stale(everything=True)
@@ -91,14 +110,27 @@ class WatchedCluster:
 
     # -- public -------------------------------------------------------------------------------------------------
 
-    def state(self) -> ClusterState:
-        """The current cluster: what changed since the last call is re-read first."""
+    def state(self, *, deadline: float | Patience | None = None) -> ClusterState:
+        """The current cluster: what changed since the last call is re-read first, within ``deadline``."""
+        zk = bounded(self._client, deadline if deadline is not None else self._deadline)
         with self._refresh_lock:
             with self._marks_lock:
                 stale, self._stale = self._stale, _Stale()
                 self._changed.clear()
-            if stale or self._state is None:
-                self._refresh(stale)
+            attempt = 1
+            while stale or self._state is None:
+                zk.patience.restart()
+                try:
+                    self._refresh(zk, stale)
+                    break
+                except AnswerLostError:
+                    # Half a refresh may be applied: only a whole re-read is sure to be right again.
+                    stale = _Stale(everything=True)
+                    self._state = None
+                    if attempt >= READ_ATTEMPTS or zk.patience.expired or client_gave_up(self._client):
+                        self._mark(everything=True)
+                        raise zk.unavailable("reading the cluster") from None
+                    attempt += 1
             assert self._state is not None
             return self._state
 
@@ -173,9 +205,8 @@ class WatchedCluster:
 
     # -- refreshing (the caller's thread) -----------------------------------------------------------------------
 
-    def _refresh(self, stale: _Stale) -> None:
+    def _refresh(self, client: BoundedClient, stale: _Stale) -> None:
         everything = stale.everything or self._state is None
-        client = self._client
         listings: dict[str, Pending[list[str]]] = {}
         if everything or stale.brokers:
             listings["brokers"] = read_children(client, BrokerIdsZNode.path, self._on_brokers)
@@ -185,7 +216,7 @@ class WatchedCluster:
             listings["configs"] = read_children(client, TopicConfigsZNode.path, self._on_config_listing)
         if everything or stale.deletions:
             listings["deleting"] = read_children(client, DeleteTopicsZNode.path, self._on_deletions)
-        singles = self._read_singles(everything, stale)
+        singles = self._read_singles(client, everything, stale)
         listed = {name: pending.value() or [] for name, pending in listings.items()}
 
         topics_to_read, configs_to_read = self._what_to_read(everything, stale, listed)
@@ -209,9 +240,10 @@ class WatchedCluster:
             changed |= set(self._topic_answers)
         self._rebuild(changed)
 
-    def _read_singles(self, everything: bool, stale: _Stale) -> dict[str, Pending[Any]]:
+    def _read_singles(
+        self, client: BoundedClient, everything: bool, stale: _Stale
+    ) -> dict[str, Pending[Any]]:
         """Znodes that may not exist: an exists-watch also fires on their creation."""
-        client = self._client
         singles: dict[str, Pending[Any]] = {}
         if everything:
             singles["cluster_id"] = read_data(client, ClusterIdZNode.path)
@@ -272,7 +304,7 @@ class WatchedCluster:
                 self._topic_answers[topic] = answer
         return set(reads)
 
-    def _apply_config_reads(self, client: KazooClient, reads: dict[str, Pending[Answer]]) -> set[str]:
+    def _apply_config_reads(self, client: BoundedClient, reads: dict[str, Pending[Answer]]) -> set[str]:
         """A get on a missing znode leaves no watch: watch its creation with exists instead."""
         missing: dict[str, Pending[Any]] = {}
         for topic, pending in reads.items():
