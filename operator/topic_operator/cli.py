@@ -2,14 +2,22 @@
 
 Exit codes: 0 success (for ``plan``: nothing to change), 2 ``plan`` found changes, 1 any error or rejection.
 Errors go to stderr as one line each; results go to stdout (text by default, JSON with ``-o json``).
+
+Every command that talks to ZooKeeper is bounded by ``--deadline`` (``KTO_ZK_DEADLINE``, default 60 s): how long
+ZooKeeper may keep it waiting. A shorter outage is ridden out; a longer one ends the command, ``apply`` with each
+topic's outcome (applied, not written, unknown), and exits 1 with one line saying why.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
+import logging
+import os
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -29,16 +37,56 @@ class UsageError(Exception):
 # -- shared pieces --------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _zookeeper(connect: str) -> Iterator[Any]:
-    from topic_operator.connect_string import ConnectStringError
-    from topic_operator.zookeeper.connection import ZooKeeperSettings, connected
+DEADLINE_VARIABLE = "KTO_ZK_DEADLINE"
 
+
+def _default_deadline() -> str:
+    """``$KTO_ZK_DEADLINE`` or 60, as text: argparse checks a default given as text like a value given."""
+    from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE
+
+    return os.environ.get(DEADLINE_VARIABLE, f"{DEFAULT_DEADLINE:g}")
+
+
+def _deadline(text: str) -> float:
+    """``--deadline``: seconds, positive and finite."""
     try:
-        settings = ZooKeeperSettings(connect=connect)
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} (or ${DEADLINE_VARIABLE}) is not a number of seconds"
+        ) from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} (or ${DEADLINE_VARIABLE}): the deadline must be positive")
+    return value
+
+
+@contextmanager
+def _zookeeper(connect: str, deadline: float, *, require_kafka: bool = True) -> Iterator[Any]:
+    """A client on the cluster, closed (boundedly) at the end; refuses a path that is not a Kafka cluster.
+
+    kazoo may reconnect for as long as it likes (no retry limit): the command's deadline decides when to stop
+    waiting, and kazoo's own log lines stay out of the way of kto's one-line errors.
+    """
+    from topic_operator.connect_string import ConnectStringError
+    from topic_operator.zookeeper.connection import DEFAULT_CONNECTION_TIMEOUT, ZooKeeperSettings, connected
+    from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+    logging.getLogger("kazoo").addHandler(logging.NullHandler())
+    logging.getLogger("kazoo").propagate = False
+    try:
+        settings = ZooKeeperSettings(
+            connect=connect,
+            deadline=deadline,
+            connection_timeout=min(deadline, DEFAULT_CONNECTION_TIMEOUT),
+            connect_max_tries=-1,
+            connect_retry_deadline=None,
+            retry_max_delay=1.0,
+        )
     except ConnectStringError as error:
         raise UsageError(str(error)) from None
     with connected(settings) as client:
+        if require_kafka:
+            ZooKeeperWriter(client, deadline=deadline).require_kafka_cluster()
         yield client
 
 
@@ -78,8 +126,8 @@ def _plan(args: argparse.Namespace) -> int:
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
-    with _zookeeper(cluster.zookeeper_connect) as client:
-        result = Reconciler(client, cluster, seed=args.seed).plan(topics)
+    with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
+        result = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline).plan(topics)
     if args.output == "json":
         sys.stdout.write(plan_json(result, manifest_errors=errors))
     else:
@@ -90,11 +138,16 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _confirmed(args: argparse.Namespace) -> bool:
+    """``--yes``, or 'yes' typed at a terminal; Ctrl-C or Ctrl-D at the question is a 'no'."""
     if args.yes:
         return True
     if not sys.stdin.isatty():
         raise UsageError("refusing to apply without --yes: standard input is not a terminal to confirm on")
-    return input("Apply these changes? Only 'yes' is accepted: ").strip() == "yes"
+    try:
+        return input("Apply these changes? Only 'yes' is accepted: ").strip() == "yes"
+    except (EOFError, KeyboardInterrupt):
+        print()
+        return False
 
 
 def _apply(args: argparse.Namespace) -> int:
@@ -104,11 +157,11 @@ def _apply(args: argparse.Namespace) -> int:
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
-    with _zookeeper(cluster.zookeeper_connect) as client:
-        reconciler = Reconciler(client, cluster, seed=args.seed)
+    with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
+        reconciler = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline)
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
-        state = read_cluster(client)
+        state = read_cluster(client, deadline=args.deadline)
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
@@ -133,18 +186,38 @@ def _apply(args: argparse.Namespace) -> int:
                 for r in results
             ],
             "manifest_errors": errors,
+            "interrupted": report.interrupted if report is not None else None,
         }
         print(json.dumps(document, indent=2))
     else:
         for result in results:
             if result.outcome is not TopicOutcome.UNCHANGED:
-                print(f"{result.topic}: {result.outcome.value}")
+                print(f"{result.topic}: {result.outcome.value.replace('_', ' ')}")
                 for error in result.errors:
                     print(f"    {error}")
-        applied = sum(1 for r in results if r.outcome is TopicOutcome.APPLIED)
-        print(f"apply: {applied} topics changed" if results else "apply: nothing to change")
-    failed = any(r.outcome in (TopicOutcome.REJECTED, TopicOutcome.CONFLICT) for r in results)
+        print(_apply_summary(report) if report is not None else "apply: nothing to change")
+    if report is not None and report.interrupted:
+        print(f"kto apply: stopped: {report.interrupted}; {_outcome_counts(report)}", file=sys.stderr)
+    failed = any(
+        r.outcome not in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED) for r in results
+    )
     return EXIT_ERROR if errors or failed or preview.has_rejections else EXIT_OK
+
+
+def _outcome_counts(report: Any) -> str:
+    counts = report.counts()
+    return ", ".join(f"{count} {outcome.value.replace('_', ' ')}" for outcome, count in counts.items())
+
+
+def _apply_summary(report: Any) -> str:
+    """``apply: 12 topics changed`` and, when not all went through, how many ended each way."""
+    from topic_operator.reconcile import TopicOutcome
+
+    applied = len(report.by_outcome(TopicOutcome.APPLIED))
+    counts = report.counts()
+    if set(counts) <= {TopicOutcome.APPLIED, TopicOutcome.UNCHANGED}:
+        return f"apply: {applied} topics changed"
+    return f"apply: {applied} topics changed ({_outcome_counts(report)})"
 
 
 # -- describe / snapshot ----------------------------------------------------------------------------------------
@@ -154,8 +227,10 @@ def _describe(args: argparse.Namespace) -> int:
     from topic_operator.describe import describe_lines
     from topic_operator.zookeeper.snapshot import read_cluster
 
-    with _zookeeper(args.zookeeper) as client:
-        state = read_cluster(client, partition_states=True, topics=args.topics or None)
+    with _zookeeper(args.zookeeper, args.deadline) as client:
+        state = read_cluster(
+            client, partition_states=True, topics=args.topics or None, deadline=args.deadline
+        )
     missing = sorted(set(args.topics) - set(state.topics))
     for line in describe_lines(
         state,
@@ -173,19 +248,57 @@ def _snapshot(args: argparse.Namespace) -> int:
     from topic_operator.snapshot_rows import rows_from_cluster
     from topic_operator.zookeeper.snapshot import read_cluster
 
-    with _zookeeper(args.zookeeper) as client:
-        state = read_cluster(client, partition_states=True)
+    output = None if args.output == "-" else Path(args.output)
+    if output is not None:
+        _check_writable(output)
+    with _zookeeper(args.zookeeper, args.deadline) as client:
+        state = read_cluster(client, partition_states=True, deadline=args.deadline)
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = rows_from_cluster(args.cluster, state, taken_at)
     lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
-    if args.output == "-":
+    if output is None:
         sys.stdout.write(lines)
     else:
-        Path(args.output).write_text(lines)
+        _write_whole(output, lines)
         print(
             f"snapshot: {len(state.topics)} topics, {len(state.brokers)} brokers of {args.cluster} -> {args.output}"
         )
     return EXIT_OK
+
+
+def _check_writable(output: Path) -> None:
+    """Before reading a whole cluster: refuse an output that cannot be written, in one line."""
+    if output.is_dir():
+        raise UsageError(f"cannot write the snapshot to {str(output)!r}: it is a directory")
+    if not output.parent.is_dir():
+        raise UsageError(
+            f"cannot write the snapshot to {str(output)!r}: directory {str(output.parent)!r} does not exist"
+        )
+
+
+def _write_whole(output: Path, text: str) -> None:
+    """All or nothing: a temporary file beside ``output``, renamed over it, so a failed write (disk full, no
+    permission) never leaves half a snapshot for the drift job to read, nor spoils the previous one. Anything
+    but a regular file (``/dev/stdout``, a FIFO, a symlink) is written in place: renaming over it would replace
+    the device or the link itself."""
+    temporary: str | None = None
+    try:
+        if output.is_symlink() or (output.exists() and not output.is_file()):
+            with output.open("w") as file:
+                file.write(text)
+            return
+        descriptor, temporary = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.")
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a plain open() would have made it
+        os.replace(temporary, output)
+    except OSError as error:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise UsageError(f"cannot write the snapshot to {str(output)!r}: {error.strerror or error}") from None
 
 
 # -- validate / demo ------------------------------------------------------------------------------------------
@@ -223,6 +336,13 @@ def _add_manifest_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
     )
+    _add_deadline_option(command)
+
+
+def _add_deadline_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--deadline", type=_deadline, default=_default_deadline(), metavar="SECONDS",
+                         help="how long ZooKeeper may keep the command waiting before it gives up, reporting what "
+                         f"was done (default: ${DEADLINE_VARIABLE}, else 60)")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -257,12 +377,14 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
     describe.add_argument("--under-replicated-partitions", action="store_true")
     describe.add_argument("--unavailable-partitions", action="store_true")
+    _add_deadline_option(describe)
     describe.set_defaults(handler=_describe)
 
     snapshot = commands.add_parser("snapshot", help="write the cluster as JSON lines (the drift job's input)")
     snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
     snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
+    _add_deadline_option(snapshot)
     snapshot.set_defaults(handler=_snapshot)
 
     demo = commands.add_parser(

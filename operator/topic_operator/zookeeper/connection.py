@@ -73,6 +73,10 @@ KAFKA_SECURE_ACL: tuple[Any, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
 the paths this project writes is one of Kafka's sensitive paths, semantics §5.10)."""
 
 
+DEFAULT_CONNECTION_TIMEOUT = 18.0
+"""Seconds to wait for a first connection: Kafka's ``zookeeper.connection.timeout.ms`` default (the session's)."""
+
+
 def _env(name: str) -> dict[str, str]:
     """Field metadata naming the environment variable that sets the field in the operator's Deployment."""
     return {"env": name}
@@ -201,7 +205,9 @@ class ZooKeeperSettings:
     brackets (``[::1]:2181``)."""
     session_timeout: float = field(default=18.0, metadata=_env("KTO_ZK_SESSION_TIMEOUT"))
     """Seconds without contact before the servers expire the session (Kafka's ``zookeeper.session.timeout.ms``)."""
-    connection_timeout: float = field(default=18.0, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT"))
+    connection_timeout: float = field(
+        default=DEFAULT_CONNECTION_TIMEOUT, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT")
+    )
     """Seconds :func:`open_client` waits for a connected, authenticated, checked client (Kafka's
     ``zookeeper.connection.timeout.ms``, which defaults to the session timeout)."""
     connect_max_tries: int = field(default=10, metadata=_env("KTO_ZK_CONNECT_MAX_TRIES"))
