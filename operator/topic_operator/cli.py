@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from topic_operator import __version__
-from topic_operator.model import ClusterSpec, TopicSpec
+from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -117,19 +117,48 @@ def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
         print(f"error: {error}", file=stream)
 
 
+def _cluster_problems(state: ClusterState) -> dict[str, Any]:
+    """What the cluster holds that kto cannot read or must not write, for ``-o json`` outputs."""
+    return {
+        "unreadable_topics": dict(state.unreadable_topics),
+        "unreadable_znodes": dict(state.unreadable_znodes),
+        "kraft_migration": state.kraft_migration,
+    }
+
+
+def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> None:
+    """One stderr line per znode kto could not read (named with its problem), and one for a KRaft migration."""
+    if state.kraft_migration is not None:
+        print(
+            f"warning: cluster {cluster} is migrating to KRaft ({state.kraft_migration}): kto reads and plans, "
+            "and writes nothing",
+            file=sys.stderr,
+        )
+    for path, problem in state.unreadable_znodes.items():
+        print(
+            f"warning: {path} is not in a format Kafka writes, so it was left out: {problem}", file=sys.stderr
+        )
+    if not skip_topics:
+        for topic, problem in state.unreadable_topics.items():
+            print(f"warning: topic {topic} cannot be read: {problem}", file=sys.stderr)
+
+
 # -- plan / apply ---------------------------------------------------------------------------------------------
 
 
 def _plan(args: argparse.Namespace) -> int:
     from topic_operator.plan_output import plan_json, render_plan_text
     from topic_operator.reconcile import Reconciler
+    from topic_operator.zookeeper.snapshot import read_cluster
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
     with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
-        result = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline).plan(topics)
+        state = read_cluster(client, deadline=args.deadline)
+    _warn_about(state, cluster.name)
+    result = Reconciler(client, cluster, seed=args.seed).plan(topics, state=state)
     if args.output == "json":
-        sys.stdout.write(plan_json(result, manifest_errors=errors))
+        sys.stdout.write(plan_json(result, manifest_errors=errors, **_cluster_problems(state)))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
     if errors or result.has_rejections:
@@ -162,6 +191,7 @@ def _apply(args: argparse.Namespace) -> int:
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
         state = read_cluster(client, deadline=args.deadline)
+        _warn_about(state, cluster.name)
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
@@ -187,6 +217,7 @@ def _apply(args: argparse.Namespace) -> int:
             ],
             "manifest_errors": errors,
             "interrupted": report.interrupted if report is not None else None,
+            **_cluster_problems(state),
         }
         print(json.dumps(document, indent=2))
     else:
@@ -231,7 +262,9 @@ def _describe(args: argparse.Namespace) -> int:
         state = read_cluster(
             client, partition_states=True, topics=args.topics or None, deadline=args.deadline
         )
-    missing = sorted(set(args.topics) - set(state.topics))
+    _warn_about(state, args.zookeeper, skip_topics=True)
+    unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
+    missing = sorted(set(args.topics) - set(state.topics) - set(unreadable))
     for line in describe_lines(
         state,
         args.topics,
@@ -239,9 +272,11 @@ def _describe(args: argparse.Namespace) -> int:
         unavailable=args.unavailable_partitions,
     ):
         print(line)
+    for topic in unreadable:
+        print(f"error: Topic '{topic}' cannot be read: {state.unreadable_topics[topic]}", file=sys.stderr)
     for topic in missing:
         print(f"error: Topic '{topic}' does not exist as expected", file=sys.stderr)
-    return EXIT_ERROR if missing else EXIT_OK
+    return EXIT_ERROR if missing or unreadable else EXIT_OK
 
 
 def _snapshot(args: argparse.Namespace) -> int:
@@ -253,6 +288,7 @@ def _snapshot(args: argparse.Namespace) -> int:
         _check_writable(output)
     with _zookeeper(args.zookeeper, args.deadline) as client:
         state = read_cluster(client, partition_states=True, deadline=args.deadline)
+    _warn_about(state, args.cluster)
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = rows_from_cluster(args.cluster, state, taken_at)
     lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)

@@ -12,6 +12,7 @@ cluster, the topic and the caller's seed, so the same inputs and seed always giv
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Iterable, Mapping
@@ -202,6 +203,8 @@ def plan(
     ]
     removed = sorted(deleting, key=lambda s: s.name)
     plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
+    if actual.kraft_migration is not None:
+        plans = [_no_writes(p, settings.name, actual.kraft_migration) if p.actions else p for p in plans]
     declared = set(by_name) | {spec.name for spec in removed}
     unmanaged = tuple(sorted(t for t in actual.topics if t not in declared))
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), unmanaged)
@@ -242,26 +245,66 @@ class _ConfigMemo:
 
 
 class _Placement:
-    """Broker lists per rack mode, computed once per plan rather than once per topic."""
+    """Broker lists per rack mode, computed once per plan rather than once per topic.
+
+    A registered broker whose registration cannot be read (``ClusterState.unreadable_brokers``) has an unknown
+    rack: placing with racks would be a guess, so that is refused naming the znode; with ``Disabled`` racks are
+    ignored anyway and the broker takes its share. ``reassignment_unreadable``: see ``_grow``.
+    """
 
     def __init__(self, actual: ClusterState) -> None:
         self._registered = actual.broker_metadata
+        self._unreadable = actual.unreadable_brokers
+        self.reassignment_unreadable = actual.reassignment_unreadable
         self._by_mode: dict[RackAwareMode, list[BrokerMetadata] | KafkaError] = {}
 
     @property
     def registered_ids(self) -> list[int]:
-        return [b.id for b in self._registered]
+        return sorted([b.id for b in self._registered] + list(self._unreadable))
 
     def brokers(self, mode: RackAwareMode) -> list[BrokerMetadata]:
         if mode not in self._by_mode:
             try:
-                self._by_mode[mode] = get_broker_metadatas(self._registered, mode)
+                self._by_mode[mode] = self._brokers(mode)
             except KafkaError as error:
                 self._by_mode[mode] = error
         result = self._by_mode[mode]
         if isinstance(result, KafkaError):
             raise result
         return result
+
+    def for_manual(self, mode: RackAwareMode) -> list[BrokerMetadata]:
+        """The brokers a manual assignment is checked against: only their ids count, so an unreadable
+        registration does not stop it (Kafka's rack checks still apply when every registration is readable)."""
+        return self.brokers(RackAwareMode.DISABLED if self._unreadable else mode)
+
+    def _brokers(self, mode: RackAwareMode) -> list[BrokerMetadata]:
+        if not self._unreadable:
+            return get_broker_metadatas(self._registered, mode)
+        if mode is not RackAwareMode.DISABLED:
+            which = ", ".join(
+                f"broker {broker} (/brokers/ids/{broker}: {problem})"
+                for broker, problem in self._unreadable.items()
+            )
+            raise AdminOperationError(
+                f"Replicas cannot be placed with rackAwareMode {mode.value}: the registration of {which} cannot be "
+                "read, so its rack is unknown. Fix the znode, or declare rackAwareMode: Disabled.",
+                field="rackAwareMode",
+                stricter_than_kafka=True,
+            )
+        unknown = [BrokerMetadata(broker, None) for broker in self._unreadable]
+        return get_broker_metadatas(sorted([*self._registered, *unknown], key=lambda b: b.id), mode)
+
+
+def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan:
+    """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused."""
+    error = AdminOperationError(
+        f"Topic {topic_plan.topic} cannot be changed: cluster {cluster} is migrating to KRaft ({migration}), and "
+        "znodes written now would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing to it.",
+        field="cluster",
+        stricter_than_kafka=True,
+    )
+    return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
 
 
 def _rejected(spec: TopicSpec, *errors: KafkaError, changes: tuple[Change, ...] = ()) -> TopicPlan:
@@ -419,6 +462,13 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         raise ReassignmentInProgressError(
             f"A partition reassignment is in progress for the topic '{spec.name}'.", field="partitions"
         )
+    if placement.reassignment_unreadable is not None and spec.partitions > current.partition_count:
+        raise AdminOperationError(
+            f"Partitions cannot be added to topic {spec.name}: whether a reassignment is in progress for it is "
+            f"unknown, /admin/reassign_partitions: {placement.reassignment_unreadable}.",
+            field="partitions",
+            stricter_than_kafka=True,
+        )
     manual = None
     if spec.replica_assignment is not None and spec.partitions > current.partition_count:
         rejections: list[KafkaError] = []
@@ -426,7 +476,9 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         if rejections:
             raise rejections[0]
         manual = {p: r for p, r in spec.replica_assignment.items() if p >= current.partition_count}
-    brokers = placement.brokers(spec.rack_aware_mode)
+    brokers = (
+        placement.for_manual(spec.rack_aware_mode) if manual else placement.brokers(spec.rack_aware_mode)
+    )
     new = assign_new_partitions(current.partitions, brokers, spec.partitions, manual, topic=spec.name)
     return AddPartitions(
         spec.name,

@@ -103,13 +103,16 @@ def test_a_batch_for_a_frozen_server_writes_nothing_and_says_so(
 
 @pytest.mark.timeout(60)
 def test_closing_a_client_of_a_frozen_server_is_bounded(server: LocalZooKeeper) -> None:
-    client = open_client(ZooKeeperSettings(connect=server.connect_string))
+    """kazoo's ``stop`` may wait for the frozen server's answer to its close request (up to two thirds of the
+    session timeout) and then joins its thread without a bound; ``close_client`` stops waiting after its own."""
+    client = open_client(ZooKeeperSettings(connect=server.connect_string, session_timeout=30))
+    client.get("/")
     server.pause()
     try:
-        finished, _elapsed = bounded_call(lambda: close_client(client, timeout=1.0), 1.0 + SLACK)
+        _, elapsed = bounded_call(lambda: close_client(client, timeout=1.0), 1.0 + SLACK)
     finally:
         server.resume()
-    assert finished is False, "kazoo's stop waits for the frozen server; close_client stops waiting"
+    assert elapsed < 1.0 + 1.0
 
 
 @pytest.mark.timeout(60)

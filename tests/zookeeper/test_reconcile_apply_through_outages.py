@@ -38,6 +38,7 @@ from topic_operator.zookeeper.local_server import LocalZooKeeper
 
 TOPICS = 300
 FAULT_AT = 30
+SESSION_TIMEOUT = 6.0
 SLACK = 8.0
 """Seconds past the deadline a call may take to return: closing out, on a loaded 2-core machine."""
 
@@ -60,8 +61,14 @@ def server() -> Iterator[LocalZooKeeper]:
 def prepare(server: LocalZooKeeper, tmp_path: Path, change: Change) -> Batch:
     """The cluster as it is before the change, and the declarations of the change."""
     connect = server.connect_string + CHROOT
+    # A connection attempt that a restarting server accepts but does not answer waits a whole session timeout:
+    # a short one keeps that well inside the deadline of the tests that ride the outage out.
     settings = ZooKeeperSettings(
-        connect=connect, connect_max_tries=-1, connect_retry_deadline=None, retry_max_delay=0.5
+        connect=connect,
+        session_timeout=SESSION_TIMEOUT,
+        connect_max_tries=-1,
+        connect_retry_deadline=None,
+        retry_max_delay=0.5,
     )
     client = open_client(settings)
     before, after = declarations(tmp_path, change, TOPICS)

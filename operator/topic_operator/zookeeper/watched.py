@@ -35,17 +35,21 @@ from topic_operator.zookeeper.bounded import (
 from topic_operator.zookeeper.pipelined import Pending, read_children, read_data, read_exists
 from topic_operator.zookeeper.snapshot import (
     READ_ATTEMPTS,
+    SINGLE_ZNODES,
+    ClusterFacts,
+    Unreadable,
     bounded,
+    broker_ids_of,
     decode_brokers,
-    decode_reassignment,
+    decode_singles,
     topic_state,
 )
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
-    ClusterIdZNode,
     ControllerZNode,
     DeleteTopicsZNode,
+    MigrationZNode,
     ReassignPartitionsZNode,
     TopicConfigsZNode,
     TopicConfigZNode,
@@ -95,14 +99,15 @@ class WatchedCluster:
         self._changed = threading.Event()
         self._closed = False
         self._was_disconnected = False
-        self._cluster_id: str | None = None
-        self._controller: int | None = None
+        self._single_answers: dict[str, Answer | None] = {}
+        self._facts = ClusterFacts(None, None, None, frozenset())
+        self._unreadable_singles = Unreadable()
         self._brokers: dict[int, Broker] = {}
+        self._unreadable_brokers = Unreadable()
         self._topic_answers: dict[str, Answer] = {}
         self._config_answers: dict[str, Answer] = {}
         self._config_names: set[str] = set()
         self._deleting: set[str] = set()
-        self._reassigning: set[str] = set()
         self._topics: dict[str, TopicState] = {}
         self._unreadable: dict[str, str] = {}
         self._state: ClusterState | None = None
@@ -220,10 +225,10 @@ class WatchedCluster:
         listed = {name: pending.value() or [] for name, pending in listings.items()}
 
         topics_to_read, configs_to_read = self._what_to_read(everything, stale, listed)
+        unreadable_brokers = Unreadable()
         broker_reads = {
-            int(b): read_data(client, BrokerIdZNode.path(int(b)))
-            for b in listed.get("brokers", [])
-            if b.isdigit()
+            b: read_data(client, BrokerIdZNode.path(b))
+            for b in broker_ids_of(listed.get("brokers", []), unreadable_brokers)
         }
         topic_reads = {t: read_data(client, TopicZNode.path(t), self._on_topic) for t in topics_to_read}
         config_reads = {
@@ -231,41 +236,42 @@ class WatchedCluster:
         }
 
         if "brokers" in listed:
-            self._brokers = decode_brokers({b: read.value() for b, read in broker_reads.items()})
+            answers = {b: read.value() for b, read in broker_reads.items()}
+            self._brokers = decode_brokers(answers, unreadable_brokers)
+            self._unreadable_brokers = unreadable_brokers
         if "deleting" in listed:
             self._deleting = set(listed["deleting"])
         self._apply_singles(singles)
         changed = self._apply_topic_reads(topic_reads) | self._apply_config_reads(client, config_reads)
-        if "deleting" in listed or "reassignment" in singles or everything:
+        if "deleting" in listed or ReassignPartitionsZNode.path in singles or everything:
             changed |= set(self._topic_answers)
         self._rebuild(changed)
 
     def _read_singles(
         self, client: BoundedClient, everything: bool, stale: _Stale
-    ) -> dict[str, Pending[Any]]:
-        """Znodes that may not exist: an exists-watch also fires on their creation."""
-        singles: dict[str, Pending[Any]] = {}
-        if everything:
-            singles["cluster_id"] = read_data(client, ClusterIdZNode.path)
-        if everything or stale.reassignment:
-            singles["reassignment"] = read_exists(client, ReassignPartitionsZNode.path, self._on_reassignment)
-            singles["reassignment_data"] = read_data(client, ReassignPartitionsZNode.path)
-        if everything or stale.controller:
-            singles["controller"] = read_exists(client, ControllerZNode.path, self._on_controller)
-            singles["controller_data"] = read_data(client, ControllerZNode.path)
+    ) -> dict[str, tuple[Pending[Any] | None, Pending[Any]]]:
+        """The cluster-wide znodes to re-read, each with an exists-watch (it also fires on creation) where a
+        change matters: a reassignment, a new controller, a migration to KRaft starting."""
+        watched = {
+            ReassignPartitionsZNode.path: (everything or stale.reassignment, self._on_reassignment),
+            ControllerZNode.path: (everything or stale.controller, self._on_controller),
+            MigrationZNode.path: (everything or stale.controller, self._on_controller),
+        }
+        singles: dict[str, tuple[Pending[Any] | None, Pending[Any]]] = {}
+        for path in SINGLE_ZNODES:
+            wanted, watch = watched.get(path, (everything, None))
+            if wanted:
+                exists = read_exists(client, path, watch) if watch is not None else None
+                singles[path] = (exists, read_data(client, path))
         return singles
 
-    def _apply_singles(self, singles: dict[str, Pending[Any]]) -> None:
-        if "cluster_id" in singles:
-            answer = singles["cluster_id"].value()
-            self._cluster_id = ClusterIdZNode.decode(answer[0]) if answer else None
-        if "reassignment" in singles:
-            singles["reassignment"].value()
-            self._reassigning = decode_reassignment(singles["reassignment_data"].value())
-        if "controller" in singles:
-            singles["controller"].value()
-            answer = singles["controller_data"].value()
-            self._controller = ControllerZNode.decode(answer[0]).broker_id if answer else None
+    def _apply_singles(self, singles: dict[str, tuple[Pending[Any] | None, Pending[Any]]]) -> None:
+        for path, (exists, data) in singles.items():
+            if exists is not None:
+                exists.value()  # arms the watch
+            self._single_answers[path] = data.value()
+        self._unreadable_singles = Unreadable()
+        self._facts = decode_singles(self._single_answers, self._unreadable_singles)
 
     def _what_to_read(
         self, everything: bool, stale: _Stale, listed: dict[str, list[str]]
@@ -330,7 +336,7 @@ class WatchedCluster:
                     answer,
                     self._config_answers.get(topic),
                     topic in self._deleting,
-                    topic in self._reassigning,
+                    topic in self._facts.reassigning,
                 )
                 self._unreadable.pop(topic, None)
             except ZnodeFormatError as error:
@@ -340,11 +346,13 @@ class WatchedCluster:
             t: answer[1].version for t, answer in self._config_answers.items() if t not in self._topic_answers
         }
         self._state = ClusterState(
-            cluster_id=self._cluster_id,
+            cluster_id=self._facts.cluster_id,
             brokers=dict(self._brokers),
             topics=dict(self._topics),
-            controller=self._controller,
+            controller=self._facts.controller,
             orphan_configs=orphans,
             marked_for_deletion=frozenset(self._deleting),
             unreadable_topics=dict(self._unreadable),
+            unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
+            kraft_migration=self._facts.kraft_migration,
         )

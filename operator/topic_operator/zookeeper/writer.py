@@ -43,27 +43,42 @@ from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic,
 from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, AnswerLostError, BoundedClient, Patience
 from topic_operator.zookeeper.connection import KAFKA_SECURE_ACL
 from topic_operator.zookeeper.errors import (
+    KraftMigrationError,
     NotAKafkaClusterError,
     WriteConflictError,
     ZooKeeperUnavailableError,
 )
 from topic_operator.zookeeper.pipelined import read_many
-from topic_operator.zookeeper.snapshot import bounded
+from topic_operator.zookeeper.snapshot import Unreadable, bounded, decode_singles
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     ClusterIdZNode,
     ConfigChangeZNode,
+    ControllerZNode,
     DeleteTopicsZNode,
     DeleteTopicZNode,
+    MigrationZNode,
     ReassignPartitionsZNode,
     TopicConfigsZNode,
     TopicConfigZNode,
     TopicsZNode,
     TopicZNode,
     TopicZNodeData,
+    ZnodeFormatError,
 )
 
-__all__ = ["KAFKA_SECURE_ACL", "Outcome", "WriteResult", "ZooKeeperWriter"]
+__all__ = ["KAFKA_SECURE_ACL", "Outcome", "WriteResult", "ZooKeeperWriter", "kraft_migration_refusal"]
+
+_OWNERSHIP = (ControllerZNode.path, MigrationZNode.path)
+"""Read before every batch: a cluster migrating to KRaft gets no write (semantics §15)."""
+
+
+def kraft_migration_refusal(where: str, migration: str) -> str:
+    """The one line refusing every write to a cluster migrating to KRaft."""
+    return (
+        f"ZooKeeper path {where!r} holds a Kafka cluster migrating to KRaft ({migration}): znodes written now "
+        "would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing there; nothing was written"
+    )
 
 
 class Outcome(Enum):
@@ -133,33 +148,46 @@ class ZooKeeperWriter:
         """Apply every action, pipelined, and report each one's outcome in order. One action's conflict or
         rejection never stops the others; an outage past the deadline ends the batch with each action's outcome.
 
-        Raises ``NotAKafkaClusterError`` (or ``ZooKeeperUnavailableError``, if ZooKeeper is away past the deadline
-        already) before anything is written.
+        Raises ``NotAKafkaClusterError``, ``KraftMigrationError`` (or ``ZooKeeperUnavailableError``, if ZooKeeper
+        is away past the deadline already) before anything is written.
         """
         zk = bounded(self._client, deadline if deadline is not None else self._deadline)
         zk.patience.restart()
-        self._require_kafka_cluster(zk)
+        self._require_kafka_cluster(zk, writing=True)
         self._ensure_parents(zk, actions)
         return _Batch(self, zk, actions).run(self._topics_being_reassigned(zk, actions))
 
-    def require_kafka_cluster(self, *, deadline: float | Patience | None = None) -> None:
-        """Refuse to write where no Kafka cluster lives (wrong chroot)."""
-        self._require_kafka_cluster(
-            bounded(self._client, deadline if deadline is not None else self._deadline)
-        )
+    def require_kafka_cluster(
+        self, *, writing: bool = False, deadline: float | Patience | None = None
+    ) -> None:
+        """Refuse a path where no Kafka cluster lives (wrong chroot) and, when ``writing``, a cluster migrating to
+        KRaft (``KraftMigrationError``; ``apply_all`` always checks both)."""
+        zk = bounded(self._client, deadline if deadline is not None else self._deadline)
+        self._require_kafka_cluster(zk, writing=writing)
 
-    def _require_kafka_cluster(self, zk: BoundedClient) -> None:
-        checks = [
-            (path, zk.submit(partial(zk.client.exists_async, path), "checking the cluster"))
+    def _require_kafka_cluster(self, zk: BoundedClient, *, writing: bool) -> None:
+        doing = "checking the cluster"
+        exists = {
+            path: zk.submit(partial(zk.client.exists_async, path), doing)
             for path in (ClusterIdZNode.path, BrokerIdsZNode.path)
-        ]
-        missing = [path for path, pending in checks if zk.answer(pending, "checking the cluster") is None]
+        }
+        owners = {path: zk.submit(partial(zk.client.get_async, path), doing) for path in _OWNERSHIP}
+        missing = [path for path, pending in exists.items() if zk.answer(pending, doing) is None]
+        where = self._client.chroot or "/"
         if missing:
-            where = self._client.chroot or "/"
             raise NotAKafkaClusterError(
                 f"ZooKeeper path {where!r} has no {' and no '.join(missing)}: it does not look like a Kafka "
                 "cluster (check the chroot in the connect string); nothing was written"
             )
+        answers: dict[str, tuple[bytes, Any] | None] = {}
+        for path, pending in owners.items():
+            try:
+                answers[path] = zk.answer(pending, doing)
+            except NoNodeError:
+                answers[path] = None
+        migration = decode_singles(answers, Unreadable()).kraft_migration
+        if writing and migration is not None:
+            raise KraftMigrationError(kraft_migration_refusal(where, migration))
 
     # -- building transactions ----------------------------------------------------------------------------------
 
@@ -222,7 +250,9 @@ class ZooKeeperWriter:
                 with contextlib.suppress(NodeExistsError):
                     zk.call(partial(zk.client.create_async, parent, b"", acl=self._acl), f"creating {parent}")
 
-    def _topics_being_reassigned(self, zk: BoundedClient, actions: Sequence[Action]) -> set[str]:
+    def _topics_being_reassigned(self, zk: BoundedClient, actions: Sequence[Action]) -> set[str] | str:
+        """The topics ``/admin/reassign_partitions`` names, or its problem when it cannot be read (then no topic
+        can be known not to be under reassignment)."""
         if not any(isinstance(a, AddPartitions) for a in actions):
             return set()
         path = ReassignPartitionsZNode.path
@@ -230,12 +260,22 @@ class ZooKeeperWriter:
             data, _ = zk.call(lambda: zk.client.get_async(path), f"reading {path}")
         except NoNodeError:
             return set()
-        return set(ReassignPartitionsZNode.decode(data))
+        try:
+            return set(ReassignPartitionsZNode.decode(data))
+        except ZnodeFormatError as error:
+            return str(error)
 
-    def precheck(self, zk: BoundedClient, action: Action, reassigning: set[str]) -> KafkaError | None:
+    def precheck(self, zk: BoundedClient, action: Action, reassigning: set[str] | str) -> KafkaError | None:
         """Rules the writer keeps even if a caller skipped the planner: they guard against damage, not style."""
         match action:
             case AddPartitions():
+                if isinstance(reassigning, str):
+                    return AdminOperationError(
+                        f"Partitions cannot be added to topic {action.topic}: whether a reassignment is in "
+                        f"progress for it is unknown, {reassigning}.",
+                        field="partitions",
+                        stricter_than_kafka=True,
+                    )
                 if (
                     action.topic in reassigning
                     or any(action.adding_replicas.values())
@@ -285,7 +325,7 @@ class _Batch:
         self.to_send: deque[int] = deque()
         self.unknown: list[int] = []
 
-    def run(self, reassigning: set[str]) -> list[WriteResult]:
+    def run(self, reassigning: set[str] | str) -> list[WriteResult]:
         try:
             self._precheck_all(reassigning)
             rounds = 0
@@ -300,7 +340,7 @@ class _Batch:
             self._give_up(gone)
         return [r for r in self.results if r is not None]
 
-    def _precheck_all(self, reassigning: set[str]) -> None:
+    def _precheck_all(self, reassigning: set[str] | str) -> None:
         for index, action in enumerate(self.actions):
             rejection = self.writer.precheck(self.zk, action, reassigning)
             if rejection is not None:

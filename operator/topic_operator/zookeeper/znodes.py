@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topic_operator.model import PartitionState
+from topic_operator.model import BROKER_IDS_PATH, REASSIGN_PARTITIONS_PATH, PartitionState
 
 __all__ = [
     "AdminZNode",
@@ -29,6 +29,8 @@ __all__ = [
     "ControllerInfo",
     "ControllerZNode",
     "DeleteTopicZNode",
+    "MigrationState",
+    "MigrationZNode",
     "PartitionStateZNode",
     "ReassignPartitionsZNode",
     "TopicConfigZNode",
@@ -107,7 +109,8 @@ class BrokersZNode:
 
 
 class BrokerIdsZNode:
-    path = f"{BrokersZNode.path}/ids"
+    path = BROKER_IDS_PATH
+    """``/brokers/ids``; the string lives in the model, which tells unreadable registrations apart by it."""
 
 
 class TopicsZNode:
@@ -444,7 +447,8 @@ class ControllerZNode:
 
 
 class ReassignPartitionsZNode:
-    path = f"{AdminZNode.path}/reassign_partitions"
+    path = REASSIGN_PARTITIONS_PATH
+    """``/admin/reassign_partitions``; the string lives in the model, as ``BrokerIdsZNode.path`` does."""
 
     @staticmethod
     def encode(reassignments: Mapping[str, Mapping[int, Sequence[int]]]) -> bytes:
@@ -472,3 +476,38 @@ class ReassignPartitionsZNode:
                 path, "replicas", entry.get("replicas")
             )
         return result
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# /migration (§15): written by the KRaft controller of a cluster migrating from ZooKeeper to KRaft (Kafka 3.4+)
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationState:
+    kraft_controller_id: int
+    kraft_controller_epoch: int
+
+
+class MigrationZNode:
+    path = "/migration"
+
+    @staticmethod
+    def encode(kraft_controller_id: int, kraft_controller_epoch: int) -> bytes:
+        """As the KRaft controller writes it when the migration starts (offsets and epochs of its metadata log)."""
+        return _dumps(
+            {
+                "version": 0,
+                "kraft_controller_id": kraft_controller_id,
+                "kraft_controller_epoch": kraft_controller_epoch,
+                "kraft_metadata_offset": -1,
+                "kraft_metadata_epoch": -1,
+            }
+        )
+
+    @staticmethod
+    def decode(data: bytes | None) -> MigrationState:
+        payload = _loads(MigrationZNode.path, data)
+        return MigrationState(
+            kraft_controller_id=_int(MigrationZNode.path, payload, "kraft_controller_id"),
+            kraft_controller_epoch=_int(MigrationZNode.path, payload, "kraft_controller_epoch"),
+        )
