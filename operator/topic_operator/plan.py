@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -44,6 +44,13 @@ from topic_operator.kafka.topic_names import (
     is_internal,
     validate_no_collision,
     validate_topic_name,
+)
+from topic_operator.kafka.znode_payloads import (
+    config_change_payload,
+    config_payload,
+    too_large,
+    topic_payload,
+    topic_payload_size_bounds,
 )
 from topic_operator.model import ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
 
@@ -262,6 +269,11 @@ class _Placement:
     def registered_ids(self) -> list[int]:
         return sorted([b.id for b in self._registered] + list(self._unreadable))
 
+    @property
+    def max_broker_id(self) -> int | None:
+        """The largest registered id (None without brokers): bounds the digits placement writes per replica."""
+        return max(self.registered_ids, default=None)
+
     def brokers(self, mode: RackAwareMode) -> list[BrokerMetadata]:
         if mode not in self._by_mode:
             try:
@@ -305,6 +317,45 @@ def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan
         stricter_than_kafka=True,
     )
     return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _ZnodeSize:
+    """Refuses an assignment znode ZooKeeper would refuse for its size (``znode_payloads.too_large``): before
+    placement from a lower bound, in constant time, so that an absurd partition count costs nothing; after it,
+    exactly, but only when the upper bound says it could be too large. ``extra``: other payload bytes of the
+    same request (the config znode of a create)."""
+
+    topic: str
+    what: str
+    partitions: int
+    replicas: int
+    extra: int
+    max_broker_id: int | None
+    topic_id: bool = False
+
+    def before_placement(self) -> None:
+        low, _ = self._bounds()
+        if (
+            error := too_large(self.topic, self.what, low + self.extra, exact=False, field="partitions")
+        ) is not None:
+            raise error
+
+    def after_placement(self, payload: Callable[[], bytes], *, always: bool = False) -> None:
+        _, high = self._bounds()
+        if (
+            not always
+            and too_large(self.topic, self.what, high + self.extra, exact=False, field="partitions") is None
+        ):
+            return
+        size = len(payload()) + self.extra
+        if (error := too_large(self.topic, self.what, size, exact=True, field="partitions")) is not None:
+            raise error
+
+    def _bounds(self) -> tuple[int, int]:
+        return topic_payload_size_bounds(
+            self.partitions, max(self.replicas, 0), topic_id=self.topic_id, max_broker_id=self.max_broker_id
+        )
 
 
 def _rejected(spec: TopicSpec, *errors: KafkaError, changes: tuple[Change, ...] = ()) -> TopicPlan:
@@ -381,6 +432,15 @@ def _plan_create(
     if spec.name in actual.marked_for_deletion:
         raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
     validate_no_collision(spec.name, names)
+    config_size = len(config_payload(spec.config))
+    what = (
+        f"the request creating /brokers/topics/{spec.name} ({spec.partitions} partitions x {spec.replicas} "
+        f"replicas) and /config/topics/{spec.name}"
+    )
+    size_check = _ZnodeSize(
+        spec.name, what, spec.partitions, spec.replicas, config_size, placement.max_broker_id
+    )
+    size_check.before_placement()
     if spec.replica_assignment is not None:
         assignment = _manual_assignment(spec, placement.registered_ids)
     else:
@@ -388,6 +448,7 @@ def _plan_create(
         rng = random.Random(seed_for(cluster.name, spec.name, seed))
         placed = assign_replicas_to_brokers(brokers, spec.partitions, spec.replicas, rng=rng)
         assignment = {p: tuple(replicas) for p, replicas in placed.items()}
+    size_check.after_placement(lambda: topic_payload(assignment))
     names.add(spec.name)
     config = dict(spec.config)
     action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name))
@@ -445,8 +506,15 @@ def _plan_existing(
     config_change = _config_change(spec, current, configs)
     if config_change is not None:
         action, config_changes = config_change
-        actions.append(action)
         changes.extend(config_changes)
+        size = len(config_payload(action.config)) + len(config_change_payload(spec.name))
+        oversized = too_large(
+            spec.name, f"its config znode /config/topics/{spec.name}", size, exact=True, field="config"
+        )
+        if oversized is not None:
+            rejections.append(oversized)
+        else:
+            actions.append(action)
     if rejections:
         return TopicPlan(
             spec.cluster, spec.name, TopicStatus.REJECTED, (), tuple(changes), tuple(rejections), spec.source
@@ -476,10 +544,33 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         if rejections:
             raise rejections[0]
         manual = {p: r for p, r in spec.replica_assignment.items() if p >= current.partition_count}
+    what = (
+        f"its assignment znode /brokers/topics/{spec.name} ({spec.partitions} partitions x "
+        f"{current.replication_factor} replicas)"
+    )
+    size_check = _ZnodeSize(
+        spec.name,
+        what,
+        spec.partitions,
+        current.replication_factor,
+        0,
+        None,  # existing partitions may name brokers long gone, with longer ids than any registered
+        topic_id=current.topic_id is not None,
+    )
+    size_check.before_placement()
     brokers = (
         placement.for_manual(spec.rack_aware_mode) if manual else placement.brokers(spec.rack_aware_mode)
     )
     new = assign_new_partitions(current.partitions, brokers, spec.partitions, manual, topic=spec.name)
+    size_check.after_placement(
+        lambda: topic_payload(
+            {**current.partitions, **new},
+            current.topic_id,
+            current.adding_replicas,
+            current.removing_replicas,
+        ),
+        always=bool(current.adding_replicas or current.removing_replicas),
+    )
     return AddPartitions(
         spec.name,
         current.partitions,

@@ -39,6 +39,7 @@ from topic_operator.kafka.errors import (
     UnknownTopicOrPartitionError,
 )
 from topic_operator.kafka.topic_names import is_internal
+from topic_operator.kafka.znode_payloads import too_large
 from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic
 from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, AnswerLostError, BoundedClient, Patience
 from topic_operator.zookeeper.connection import KAFKA_SECURE_ACL
@@ -266,7 +267,12 @@ class ZooKeeperWriter:
             return str(error)
 
     def precheck(self, zk: BoundedClient, action: Action, reassigning: set[str] | str) -> KafkaError | None:
-        """Rules the writer keeps even if a caller skipped the planner: they guard against damage, not style."""
+        """Rules the writer keeps even if a caller skipped the planner: they guard against damage, not style. A
+        request too large for ZooKeeper would make it drop the connection, again at every resend, cutting every
+        other commit in flight: it is refused here too."""
+        oversized = _too_large(action)
+        if oversized is not None:
+            return oversized
         match action:
             case AddPartitions():
                 if isinstance(reassigning, str):
@@ -437,6 +443,28 @@ def _topic_payload_for_growth(action: AddPartitions) -> bytes:
             action.removing_replicas,
         )
     )
+
+
+def _too_large(action: Action) -> KafkaError | None:
+    match action:
+        case CreateTopic():
+            size = len(_topic_payload_for_create(action)) + len(TopicConfigZNode.encode(action.config))
+            return too_large(
+                action.topic,
+                f"the request creating topic {action.topic}",
+                size,
+                exact=True,
+                field="partitions",
+            )
+        case AddPartitions():
+            size = len(_topic_payload_for_growth(action))
+            return too_large(action.topic, "its assignment znode", size, exact=True, field="partitions")
+        case AlterConfig():
+            size = len(TopicConfigZNode.encode(action.config)) + len(
+                ConfigChangeZNode.encode_topic_change(action.topic)
+            )
+            return too_large(action.topic, "its config znode", size, exact=True, field="config")
+    return None
 
 
 def _changed_path(action: Action) -> str:
