@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
@@ -446,9 +446,14 @@ def _topic_payload_for_growth(action: AddPartitions) -> bytes:
 
 
 def _too_large(action: Action) -> KafkaError | None:
+    """The action's request, if ZooKeeper would refuse it for its size. Most are small beyond doubt, which a
+    bound over the replica lists tells without encoding anything."""
     match action:
         case CreateTopic():
-            size = len(_topic_payload_for_create(action)) + len(TopicConfigZNode.encode(action.config))
+            config = len(TopicConfigZNode.encode(action.config))
+            if _surely_fits([action.assignment], config):
+                return None
+            size = len(_topic_payload_for_create(action)) + config
             return too_large(
                 action.topic,
                 f"the request creating topic {action.topic}",
@@ -457,6 +462,9 @@ def _too_large(action: Action) -> KafkaError | None:
                 field="partitions",
             )
         case AddPartitions():
+            maps = [action.existing, action.new_partitions, action.adding_replicas, action.removing_replicas]
+            if _surely_fits(maps, 0):
+                return None
             size = len(_topic_payload_for_growth(action))
             return too_large(action.topic, "its assignment znode", size, exact=True, field="partitions")
         case AlterConfig():
@@ -465,6 +473,14 @@ def _too_large(action: Action) -> KafkaError | None:
             )
             return too_large(action.topic, "its config znode", size, exact=True, field="config")
     return None
+
+
+def _surely_fits(maps: Sequence[Mapping[int, Sequence[int]]], extra: int) -> bool:
+    """An entry ``"<p>":[<r>,...],`` takes at most 16 bytes plus 11 per replica (ids are Java ints)."""
+    bound = (
+        200 + extra + sum(16 + 11 * len(replicas) for partitions in maps for replicas in partitions.values())
+    )
+    return too_large("", "", bound, exact=True, field="partitions") is None
 
 
 def _changed_path(action: Action) -> str:
