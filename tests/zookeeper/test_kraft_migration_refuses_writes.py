@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from harness.cli import kafka_topic, kto, write_manifests
 from harness.zookeeper import ZkChroot
-from topic_operator.cli import main
 from topic_operator.plan import AlterConfig, CreateTopic
 from topic_operator.zookeeper.errors import KraftMigrationError
 from topic_operator.zookeeper.snapshot import read_cluster
@@ -21,31 +21,10 @@ from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter
 from topic_operator.zookeeper.znodes import ControllerZNode, MigrationZNode
 
-MANIFESTS = """
-apiVersion: kto.dev/v1alpha1
-kind: KafkaCluster
-metadata: {name: test}
-spec: {zookeeper: {connect: "127.0.0.1:1/unused"}}
----
-apiVersion: kto.dev/v1alpha1
-kind: KafkaTopic
-metadata: {name: orders}
-spec: {cluster: test, partitions: 3, replicas: 3, config: {retention.ms: 2000}}
----
-apiVersion: kto.dev/v1alpha1
-kind: KafkaTopic
-metadata: {name: fresh}
-spec: {cluster: test, partitions: 3, replicas: 3}
-"""
+TOPICS = (kafka_topic("orders", 3, config="{retention.ms: 2000}"), kafka_topic("fresh", 3))
 
 MIGRATING = "/migration exists (KRaft controller 3000, epoch 7)"
 KRAFT_CONTROLLER = "/controller is held by KRaft controller 3000 (kraftControllerEpoch 7)"
-
-
-def kto(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
@@ -75,8 +54,7 @@ def test_nothing_is_written_and_every_command_says_why(
     orders: KazooClient, zk_chroot: ZkChroot, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
     reason = start_migration(orders, how)
-    manifests = tmp_path / "topics.yaml"
-    manifests.write_text(MANIFESTS)
+    manifests = write_manifests(tmp_path / "topics.yaml", *TOPICS)
     connect = zk_chroot.connect_string
     warning = (
         f"warning: cluster test is migrating to KRaft ({reason}): kto reads and plans, and writes nothing"

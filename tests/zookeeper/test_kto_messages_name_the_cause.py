@@ -13,35 +13,15 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from harness.cli import kafka_topic, kto, write_manifests
 from harness.zookeeper import ZkChroot
 from topic_operator.cli import main
 from topic_operator.zookeeper.local_server import free_port
 
-CLUSTER = """
-apiVersion: kto.dev/v1alpha1
-kind: KafkaCluster
-metadata: {name: test}
-spec:
-  zookeeper: {connect: "127.0.0.1:1/unused"}
----
-apiVersion: kto.dev/v1alpha1
-kind: KafkaTopic
-metadata: {name: orders}
-spec: {cluster: test, partitions: 3, replicas: 3}
-"""
-
 
 @pytest.fixture
 def manifests(tmp_path: Path) -> Path:
-    path = tmp_path / "topics.yaml"
-    path.write_text(CLUSTER)
-    return path
-
-
-def kto(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return write_manifests(tmp_path / "topics.yaml", kafka_topic("orders", 3))
 
 
 def command_line(manifests: Path, command: str, connect: str, *extra: str) -> list[str]:

@@ -10,13 +10,14 @@ says the same, from ``read_cluster`` and from the watched view.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 
+from harness.cli import kafka_topic, kto, write_manifests
 from harness.zookeeper import ZkChroot
-from topic_operator.cli import main
 from topic_operator.model import ClusterSpec
 from topic_operator.plan import plan
 from topic_operator.snapshot_rows import rows_to_clusters
@@ -56,26 +57,11 @@ MALFORMED: dict[str, tuple[str, bytes, str]] = {
 
 
 def manifests(tmp_path: Path, *topics: str) -> Path:
-    cluster = (
-        "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\nmetadata: {name: test}\n"
-        "spec: {zookeeper: {connect: '127.0.0.1:1/unused'}}\n"
-    )
-    path = tmp_path / "topics.yaml"
-    path.write_text("---\n".join([cluster, *topics]))
-    return path
+    return write_manifests(tmp_path / "topics.yaml", *topics)
 
 
 def topic(name: str, partitions: int, retention: int, mode: str = "Enforced") -> str:
-    return (
-        f"apiVersion: kto.dev/v1alpha1\nkind: KafkaTopic\nmetadata: {{name: {name}}}\nspec: {{cluster: test, "
-        f"partitions: {partitions}, replicas: 3, rackAwareMode: {mode}, config: {{retention.ms: {retention}}}}}\n"
-    )
-
-
-def kto(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return kafka_topic(name, partitions, rackAwareMode=mode, config=f"{{retention.ms: {retention}}}")
 
 
 def write(zk: KazooClient, path: str, data: bytes) -> None:
@@ -85,56 +71,65 @@ def write(zk: KazooClient, path: str, data: bytes) -> None:
         zk.set(path, data)
 
 
+@dataclass
+class Cluster:
+    """The test's Kafka-looking chroot, with ``orders`` (3 partitions, online) created while all was readable."""
+
+    zk: KazooClient
+    connect: str
+    tmp_path: Path
+    capsys: pytest.CaptureFixture[str]
+
+    def kto(self, *argv: str) -> tuple[int, str, str]:
+        return kto(self.capsys, *argv)
+
+    def apply(self, *topics: str) -> tuple[int, str, str]:
+        declared = manifests(self.tmp_path, *topics)
+        return self.kto("apply", "-f", str(declared), "--zookeeper", self.connect, "--yes")
+
+
 @pytest.fixture
-def existing(
+def cluster(
     kafka_zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> Path:
-    """``orders`` (3 partitions, online) created while everything was readable."""
-    path = manifests(tmp_path, topic("orders", 3, 1000))
-    assert kto(capsys, "apply", "-f", str(path), "--zookeeper", zk_chroot.connect_string, "--yes")[0] == 0
+) -> Cluster:
+    created = Cluster(kafka_zk, zk_chroot.connect_string, tmp_path, capsys)
+    assert created.apply(topic("orders", 3, 1000))[0] == 0
     bring_partitions_online(kafka_zk, read_cluster(kafka_zk))
-    return path
+    return created
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
-def test_every_command_names_the_znode_and_goes_on(
-    kafka_zk: KazooClient,
-    zk_chroot: ZkChroot,
-    existing: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    case: str,
-) -> None:
+def test_every_command_names_the_znode_and_goes_on(cluster: Cluster, case: str) -> None:
     path, data, problem = MALFORMED[case]
-    write(kafka_zk, path, data)
-    connect = zk_chroot.connect_string
+    write(cluster.zk, path, data)
+    connect = cluster.connect
     named = f"warning: {path} is not in a format Kafka writes, so it was left out: {problem}"
 
-    state = read_cluster(kafka_zk, partition_states=True)
+    state = read_cluster(cluster.zk, partition_states=True)
     assert state.unreadable_znodes == {path: problem}
-    watched = WatchedCluster(kafka_zk)
+    watched = WatchedCluster(cluster.zk)
     try:
         assert watched.state().unreadable_znodes == {path: problem}
     finally:
         watched.close()
 
-    change = manifests(tmp_path, topic("orders", 3, 2000))
-    code, out, err = kto(capsys, "plan", "-f", str(change), "--zookeeper", connect, "-o", "json")
+    change = manifests(cluster.tmp_path, topic("orders", 3, 2000))
+    code, out, err = cluster.kto("plan", "-f", str(change), "--zookeeper", connect, "-o", "json")
     assert (code, err.splitlines()) == (2, [named])
     assert json.loads(out)["unreadable_znodes"] == {path: problem}
 
-    code, out, err = kto(capsys, "apply", "-f", str(change), "--zookeeper", connect, "--yes")
+    code, out, err = cluster.kto("apply", "-f", str(change), "--zookeeper", connect, "--yes")
     assert (code, err.splitlines()) == (0, [named])
     assert "orders: applied" in out  # a config change needs no broker registration, no reassignment state
-    assert read_cluster(kafka_zk).topics["orders"].config == {"retention.ms": "2000"}
+    assert read_cluster(cluster.zk).topics["orders"].config == {"retention.ms": "2000"}
 
-    code, out, err = kto(capsys, "describe", "--zookeeper", connect)
+    code, out, err = cluster.kto("describe", "--zookeeper", connect)
     assert (code, err.splitlines()) == (0, [named])
     assert out.startswith("Topic: orders\t")
 
-    snapshot = tmp_path / "snap.jsonl"
+    snapshot = cluster.tmp_path / "snap.jsonl"
     argv = ["snapshot", "--zookeeper", connect, "--cluster", "test", "-o", str(snapshot)]
-    code, _, err = kto(capsys, *argv)
+    code, _, err = cluster.kto(*argv)
     assert (code, err.splitlines()) == (0, [named])
     header = json.loads(snapshot.read_text().splitlines()[0])
     assert header["unreadable_znodes"] == {path: problem}
@@ -143,25 +138,17 @@ def test_every_command_names_the_znode_and_goes_on(
     ].unreadable_znodes == {path: problem}
 
 
-def test_a_rack_aware_placement_is_refused_while_a_registration_is_unreadable(
-    kafka_zk: KazooClient,
-    zk_chroot: ZkChroot,
-    existing: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    write(kafka_zk, BROKER, b"{oops")
+def test_a_rack_aware_placement_is_refused_while_a_registration_is_unreadable(cluster: Cluster) -> None:
+    write(cluster.zk, BROKER, b"{oops")
     declared = manifests(
-        tmp_path,
+        cluster.tmp_path,
         topic("orders", 3, 2000),  # a config change: goes ahead
         topic("grown", 6, 1000),  # new partitions, placed with racks: refused
         topic("racked", 2, 1000),  # a rack-aware create: refused
         topic("anywhere", 12, 1000, mode="Disabled"),  # racks ignored: placed, broker 6 included
     )
-    kafka_zk.create("/brokers/topics/grown", b'{"version":3,"partitions":{"0":[0,1,2]}}')
-    code, out, err = kto(
-        capsys, "apply", "-f", str(declared), "--zookeeper", zk_chroot.connect_string, "--yes"
-    )
+    cluster.zk.create("/brokers/topics/grown", b'{"version":3,"partitions":{"0":[0,1,2]}}')
+    code, out, err = cluster.kto("apply", "-f", str(declared), "--zookeeper", cluster.connect, "--yes")
     assert code == 1
     assert "warning: /brokers/ids/6 is not in a format Kafka writes" in err
     refusal = (
@@ -170,7 +157,7 @@ def test_a_rack_aware_placement_is_refused_while_a_registration_is_unreadable(
         "(char 1))) cannot be read, so its rack is unknown. Fix the znode, or declare rackAwareMode: Disabled."
     )
     assert out.count(refusal) == 2, out
-    state = read_cluster(kafka_zk)
+    state = read_cluster(cluster.zk)
     assert state.topics["orders"].config == {"retention.ms": "2000"}
     assert "racked" not in state.topics
     assert state.topics["grown"].partition_count == 1
@@ -178,35 +165,23 @@ def test_a_rack_aware_placement_is_refused_while_a_registration_is_unreadable(
     assert 6 in placed, "with racks ignored, the broker whose registration is unreadable takes its share"
 
 
-def test_growth_is_refused_while_the_reassignment_is_unreadable(
-    kafka_zk: KazooClient,
-    zk_chroot: ZkChroot,
-    existing: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    write(kafka_zk, "/admin/reassign_partitions", b"[]")
-    declared = manifests(tmp_path, topic("orders", 6, 2000))
-    code, out, _ = kto(capsys, "apply", "-f", str(declared), "--zookeeper", zk_chroot.connect_string, "--yes")
+def test_growth_is_refused_while_the_reassignment_is_unreadable(cluster: Cluster) -> None:
+    write(cluster.zk, "/admin/reassign_partitions", b"[]")
+    declared = manifests(cluster.tmp_path, topic("orders", 6, 2000))
+    code, out, _ = cluster.kto("apply", "-f", str(declared), "--zookeeper", cluster.connect, "--yes")
     assert code == 1
     assert (
         "Partitions cannot be added to topic orders: whether a reassignment is in progress for it is unknown, "
         "/admin/reassign_partitions: expected a JSON object, got list." in out
     )
-    assert read_cluster(kafka_zk).topics["orders"].partition_count == 3
+    assert read_cluster(cluster.zk).topics["orders"].partition_count == 3
 
 
-def test_a_malformed_partition_state_is_shown_as_unknown(
-    kafka_zk: KazooClient,
-    zk_chroot: ZkChroot,
-    existing: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_malformed_partition_state_is_shown_as_unknown(cluster: Cluster) -> None:
     state_path = "/brokers/topics/orders/partitions/1/state"
-    kafka_zk.set(state_path, b'{"leader":"one"}')
-    connect = zk_chroot.connect_string
-    code, out, err = kto(capsys, "describe", "orders", "--zookeeper", connect)
+    cluster.zk.set(state_path, b'{"leader":"one"}')
+    connect = cluster.connect
+    code, out, err = cluster.kto("describe", "orders", "--zookeeper", connect)
     assert code == 0
     assert err.splitlines() == [
         f"warning: {state_path} is not in a format Kafka writes, so it was left out: "
@@ -216,29 +191,27 @@ def test_a_malformed_partition_state_is_shown_as_unknown(
     assert "\tLeader: unknown\t" in line
     assert line.endswith("\tIsr: unknown")
     for flag in ("--under-replicated-partitions", "--unavailable-partitions"):
-        code, out, _ = kto(capsys, "describe", "--zookeeper", connect, flag)
+        code, out, _ = cluster.kto("describe", "--zookeeper", connect, flag)
         assert [line.split("\t")[2] for line in out.splitlines()] == ["Partition: 1"], (
             "unknown is shown as such"
         )
-    snapshot = tmp_path / "snap.jsonl"
-    code, _, _ = kto(capsys, "snapshot", "--zookeeper", connect, "--cluster", "test", "-o", str(snapshot))
+    snapshot = cluster.tmp_path / "snap.jsonl"
+    code, _, _ = cluster.kto("snapshot", "--zookeeper", connect, "--cluster", "test", "-o", str(snapshot))
     rows = [json.loads(line) for line in snapshot.read_text().splitlines()]
     assert rows[0]["unreadable_znodes"] == {state_path: "field 'leader' must be an integer, got 'one'"}
     assert sorted(rows[1]["partition_states"]) == ["0", "2"]
 
 
-def test_describe_names_an_unreadable_topic_instead_of_calling_it_missing(
-    kafka_zk: KazooClient, zk_chroot: ZkChroot, existing: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    kafka_zk.create("/brokers/topics/broken", b"{not json")
-    connect = zk_chroot.connect_string
+def test_describe_names_an_unreadable_topic_instead_of_calling_it_missing(cluster: Cluster) -> None:
+    cluster.zk.create("/brokers/topics/broken", b"{not json")
+    connect = cluster.connect
     expected = (
         "error: Topic 'broken' cannot be read: /brokers/topics/broken: not JSON (Expecting property name enclosed "
         "in double quotes: line 1 column 2 (char 1))"
     )
-    code, out, err = kto(capsys, "describe", "broken", "--zookeeper", connect)
+    code, out, err = cluster.kto("describe", "broken", "--zookeeper", connect)
     assert (code, out, err.splitlines()) == (1, "", [expected])
-    code, out, err = kto(capsys, "describe", "--zookeeper", connect)  # plain describe lists it too
+    code, out, err = cluster.kto("describe", "--zookeeper", connect)  # plain describe lists it too
     assert (code, err.splitlines()) == (1, [expected])
     assert out.startswith("Topic: orders\t")
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionLoss
 
+from harness.cli import kafka_topic, write_manifests
 from harness.states import cluster_spec, cluster_state, existing, spec
 from harness.zookeeper import ZkChroot
 from topic_operator.cli import main
@@ -34,15 +35,8 @@ LIMIT_TEXT = (
 )
 
 
-def manifests(tmp_path: Path, partitions: int, replicas: int = 3) -> Path:
-    path = tmp_path / "topics.yaml"
-    path.write_text(
-        "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\nmetadata: {name: test}\n"
-        "spec: {zookeeper: {connect: '127.0.0.1:1/unused'}}\n---\n"
-        "apiVersion: kto.dev/v1alpha1\nkind: KafkaTopic\nmetadata: {name: huge}\n"
-        f"spec: {{cluster: test, partitions: {partitions}, replicas: {replicas}}}\n"
-    )
-    return path
+def manifests(tmp_path: Path, partitions: int) -> Path:
+    return write_manifests(tmp_path / "topics.yaml", kafka_topic("huge", partitions))
 
 
 @settings(max_examples=300, deadline=None)
