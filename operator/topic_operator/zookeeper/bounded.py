@@ -10,8 +10,8 @@ So every request of the engine goes through :class:`BoundedClient`, which
 
 - issues a request only while the client is connected (and fails at once if kazoo's connection thread has
   given up: it will never connect again);
-- keeps at most :data:`MAX_UNANSWERED` requests of a client unanswered, far below what fills the socket pair, so
-  issuing a request never blocks;
+- keeps at most :data:`MAX_UNANSWERED` requests of a client unanswered (about: it looks by polling), far below
+  what fills the socket pair, so issuing a request never blocks;
 - waits for answers, and for the connection to come back, only while its :class:`Patience` lasts.
 
 ``Patience`` is the deadline of issue 11: how long ZooKeeper may keep us waiting, counted from the last answer
@@ -22,10 +22,10 @@ longer one ends the wait ``seconds`` after ZooKeeper stopped answering, however 
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -59,8 +59,8 @@ _SLICE = 0.05
 _LOST = (ConnectionLoss, SessionExpiredError, ConnectionClosedError)
 """kazoo's ways of saying that the answer went down with the connection: the request may or may not have run."""
 
-_slots: weakref.WeakKeyDictionary[KazooClient, threading.BoundedSemaphore] = weakref.WeakKeyDictionary()
-_slots_lock = threading.Lock()
+_in_flight: weakref.WeakKeyDictionary[KazooClient, _InFlight] = weakref.WeakKeyDictionary()
+_in_flight_lock = threading.Lock()
 
 
 class AnswerLostError(ZooKeeperUnavailableError):
@@ -70,9 +70,9 @@ class AnswerLostError(ZooKeeperUnavailableError):
 class Patience:
     """How long ZooKeeper may keep us waiting, counted from the last sign of life.
 
-    ``restart()`` starts the clock afresh: at each step of a command (a read, a batch of writes) and at every
-    answer, so time spent planning between steps never counts, and a long run that keeps getting answers never
-    runs out. ``clock`` is injectable for tests.
+    ``restart()`` starts the clock afresh: at each step of a command (a read, a batch of writes) and on
+    reconnecting, so time spent planning between steps never counts; ``heard(at)`` restarts it from the time an
+    answer came, so a long run that keeps getting answers never runs out. ``clock`` is injectable for tests.
     """
 
     def __init__(
@@ -86,6 +86,14 @@ class Patience:
 
     def restart(self) -> None:
         self._since = self._clock()
+
+    def heard(self, at: float) -> None:
+        """A sign of life that came at ``at`` (a ``clock()`` time) or later: the clock restarts from then, never
+        from an earlier time than it already has."""
+        self._since = max(self._since, at)
+
+    def now(self) -> float:
+        return self._clock()
 
     def remaining(self) -> float:
         return self._since + self.seconds - self._clock()
@@ -108,12 +116,42 @@ def client_gave_up(client: KazooClient) -> bool:
     return isinstance(routine, threading.Thread) and not routine.is_alive()
 
 
-def _slots_of(client: KazooClient) -> threading.BoundedSemaphore:
-    with _slots_lock:
-        slots = _slots.get(client)
-        if slots is None:
-            slots = _slots[client] = threading.BoundedSemaphore(MAX_UNANSWERED)
-        return slots
+class _InFlight:
+    """The requests of one kazoo client not yet known to be answered, oldest first, shared by every
+    ``BoundedClient`` of that client. Looked at by polling, not through kazoo's callbacks: a callback per answer
+    goes through kazoo's completion thread and costs a third of a pipelined batch's time."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requests: deque[Any] = deque()
+
+    def forget_answered(self) -> tuple[int, float | None]:
+        """Drop the answered requests at the head; how many are left, and when the latest one that got a real
+        answer (not a lost connection) was issued. Answers behind an unanswered request wait their turn: the
+        count errs high."""
+        issued: float | None = None
+        with self.lock:
+            while self.requests and self.requests[0].ready():
+                request = self.requests.popleft()
+                if not isinstance(request.exception, _LOST):
+                    issued = request.kto_issued_at
+            return len(self.requests), issued
+
+    def oldest(self) -> Any | None:
+        with self.lock:
+            return self.requests[0] if self.requests else None
+
+    def add(self, request: Any) -> None:
+        with self.lock:
+            self.requests.append(request)
+
+
+def _in_flight_of(client: KazooClient) -> _InFlight:
+    with _in_flight_lock:
+        found = _in_flight.get(client)
+        if found is None:
+            found = _in_flight[client] = _InFlight()
+        return found
 
 
 class BoundedClient:
@@ -127,7 +165,7 @@ class BoundedClient:
         self.client = client
         self.patience = patience
         self.where = where or (client.chroot or "/")
-        self._slots = _slots_of(client)
+        self._in_flight = _in_flight_of(client)
 
     # -- waiting ----------------------------------------------------------------------------------------------
 
@@ -149,49 +187,57 @@ class BoundedClient:
         while not self.client.connected:
             if client_gave_up(self.client) or self.patience.expired:
                 raise self.unavailable(doing)
-            time.sleep(min(_SLICE, max(self.patience.remaining(), 0.001)))
+            time.sleep(self._slice())
         # Reconnected: a sign of life, so what follows gets the whole deadline again.
         self.patience.restart()
 
     # -- requests ---------------------------------------------------------------------------------------------
 
     def submit(self, start: Callable[[], Any], doing: str) -> Any:
-        """Issue one request (``start`` calls one of kazoo's ``*_async`` methods) once connected and a slot is
-        free; returns kazoo's async result. Raises ``ZooKeeperUnavailableError`` if that takes past the
-        deadline: then nothing was issued."""
+        """Issue one request (``start`` calls one of kazoo's ``*_async`` methods) once connected and fewer than
+        ``MAX_UNANSWERED`` are in flight; returns kazoo's async result. Raises ``ZooKeeperUnavailableError`` if
+        that takes past the deadline: then nothing was issued."""
         while True:
             self.wait_connected(doing)
-            if self._slots.acquire(timeout=min(_SLICE, max(self.patience.remaining(), 0.001))):
+            if len(self._in_flight.requests) < MAX_UNANSWERED or self._poll() < MAX_UNANSWERED:
                 break
             if self.patience.expired:
                 raise self.unavailable(doing)
-        try:
-            pending = start()
-        except BaseException:
-            self._slots.release()
-            raise
-        pending.rawlink(self._answered)
+            oldest = self._in_flight.oldest()
+            if oldest is not None:
+                oldest.wait(self._slice())
+        issued_at = self.patience.now()
+        pending = start()
+        pending.kto_issued_at = issued_at  # when it was issued: its answer came later (for the clock)
+        self._in_flight.add(pending)
         return pending
 
-    def _answered(self, result: Any) -> None:
-        """kazoo's callback thread, as each answer arrives: the slot is free again, and an answer (a value or one
-        of ZooKeeper's own errors, not a lost connection) is a sign of life, counted when it came, not when the
-        caller looks at it."""
-        # kazoo may set a result twice (a lost wake-up, then the answer): the slot was returned the first time.
-        with contextlib.suppress(ValueError):
-            self._slots.release()
-        if not isinstance(result.exception, _LOST):
-            self.patience.restart()
+    def _poll(self) -> int:
+        """Requests still in flight; an answer found restarts the clock from when its request was issued (the
+        answer came later: a safe lower bound, however late it is looked at)."""
+        count, issued = self._in_flight.forget_answered()
+        if issued is not None:
+            self.patience.heard(issued)
+        return count
+
+    def _slice(self) -> float:
+        return min(_SLICE, max(self.patience.remaining(), 0.001))
 
     def answer(self, pending: Any, doing: str) -> Any:
         """The answer to a submitted request. Raises ``AnswerLostError`` when the connection dropped under it or
         the deadline passed first (the request may still have run), and ZooKeeper's own errors (``NoNodeError``
-        ...) as kazoo does."""
+        ...) as kazoo does. An answer restarts the clock: from now if it came while this waited, else from when
+        its request was issued."""
+        if pending.ready() and not isinstance(pending.exception, _LOST):
+            self.patience.heard(pending.kto_issued_at)
         while not pending.ready():
             if self.patience.expired:
                 raise self.unavailable(doing, AnswerLostError)
-            pending.wait(min(_SLICE, max(self.patience.remaining(), 0.001)))
-            if not pending.ready() and client_gave_up(self.client):
+            pending.wait(self._slice())
+            if pending.ready():
+                if not isinstance(pending.exception, _LOST):
+                    self.patience.restart()
+            elif client_gave_up(self.client):
                 raise self.unavailable(doing, AnswerLostError)
         try:
             return pending.get(block=False)

@@ -447,40 +447,35 @@ def _topic_payload_for_growth(action: AddPartitions) -> bytes:
 
 def _too_large(action: Action) -> KafkaError | None:
     """The action's request, if ZooKeeper would refuse it for its size. Most are small beyond doubt, which a
-    bound over the replica lists tells without encoding anything."""
+    bound over the replica lists and config entries tells without encoding anything."""
     match action:
         case CreateTopic():
-            config = len(TopicConfigZNode.encode(action.config))
-            if _surely_fits([action.assignment], config):
+            if _surely_fits([action.assignment], action.config):
                 return None
-            size = len(_topic_payload_for_create(action)) + config
-            return too_large(
-                action.topic,
-                f"the request creating topic {action.topic}",
-                size,
-                exact=True,
-                field="partitions",
-            )
+            size = len(_topic_payload_for_create(action)) + len(TopicConfigZNode.encode(action.config))
+            what = f"the request creating topic {action.topic}"
+            return too_large(action.topic, what, size, exact=True, field="partitions")
         case AddPartitions():
             maps = [action.existing, action.new_partitions, action.adding_replicas, action.removing_replicas]
-            if _surely_fits(maps, 0):
+            if _surely_fits(maps, {}):
                 return None
             size = len(_topic_payload_for_growth(action))
             return too_large(action.topic, "its assignment znode", size, exact=True, field="partitions")
         case AlterConfig():
-            size = len(TopicConfigZNode.encode(action.config)) + len(
-                ConfigChangeZNode.encode_topic_change(action.topic)
-            )
+            if _surely_fits([], action.config):
+                return None
+            notification = ConfigChangeZNode.encode_topic_change(action.topic)
+            size = len(TopicConfigZNode.encode(action.config)) + len(notification)
             return too_large(action.topic, "its config znode", size, exact=True, field="config")
     return None
 
 
-def _surely_fits(maps: Sequence[Mapping[int, Sequence[int]]], extra: int) -> bool:
-    """An entry ``"<p>":[<r>,...],`` takes at most 16 bytes plus 11 per replica (ids are Java ints)."""
-    bound = (
-        200 + extra + sum(16 + 11 * len(replicas) for partitions in maps for replicas in partitions.values())
-    )
-    return too_large("", "", bound, exact=True, field="partitions") is None
+def _surely_fits(maps: Sequence[Mapping[int, Sequence[int]]], config: Mapping[str, str]) -> bool:
+    """A bound of the request's payload: an entry ``"<p>":[<r>,...],`` takes at most 16 bytes plus 11 per
+    replica (ids are Java ints), a config entry at most 8 bytes plus 6 per character (``\\uXXXX``)."""
+    replicas = sum(16 + 11 * len(listed) for partitions in maps for listed in partitions.values())
+    configs = sum(8 + 6 * (len(key) + len(value)) for key, value in config.items())
+    return too_large("", "", 300 + replicas + configs, exact=True, field="partitions") is None
 
 
 def _changed_path(action: Action) -> str:
