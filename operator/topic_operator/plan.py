@@ -236,12 +236,21 @@ class _ConfigMemo:
         self._kafka_version = kafka_version
         self._valid: set[frozenset[tuple[str, str]]] = set()
         self._comparable: dict[frozenset[tuple[str, str]], dict[str, ComparableValue]] = {}
+        self._sizes: dict[frozenset[tuple[str, str]], int] = {}
 
     def validate(self, config: Mapping[str, str]) -> None:
         key = frozenset(config.items())
         if key not in self._valid:
             validate_topic_config(config, kafka_version=self._kafka_version)
             self._valid.add(key)
+
+    def size(self, config: Mapping[str, str]) -> int:
+        """Bytes of the config znode's payload."""
+        key = frozenset(config.items())
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = len(config_payload(config))
+        return size
 
     def comparable(self, config: Mapping[str, str]) -> dict[str, ComparableValue]:
         key = frozenset(config.items())
@@ -319,43 +328,44 @@ def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan
     return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
 class _ZnodeSize:
     """Refuses an assignment znode ZooKeeper would refuse for its size (``znode_payloads.too_large``): before
     placement from a lower bound, in constant time, so that an absurd partition count costs nothing; after it,
     exactly, but only when the upper bound says it could be too large. ``extra``: other payload bytes of the
     same request (the config znode of a create)."""
 
-    topic: str
-    what: str
-    partitions: int
-    replicas: int
-    extra: int
-    max_broker_id: int | None
-    topic_id: bool = False
+    __slots__ = ("_extra", "_high", "_low", "_topic", "_what")
+
+    def __init__(
+        self,
+        topic: str,
+        what: str,
+        partitions: int,
+        replicas: int,
+        extra: int,
+        max_broker_id: int | None,
+        *,
+        topic_id: bool = False,
+    ) -> None:
+        self._topic, self._what, self._extra = topic, what, extra
+        self._low, self._high = topic_payload_size_bounds(
+            partitions, max(replicas, 0), topic_id=topic_id, max_broker_id=max_broker_id
+        )
 
     def before_placement(self) -> None:
-        low, _ = self._bounds()
-        if (
-            error := too_large(self.topic, self.what, low + self.extra, exact=False, field="partitions")
-        ) is not None:
-            raise error
+        self._refuse(self._low, exact=False)
 
     def after_placement(self, payload: Callable[[], bytes], *, always: bool = False) -> None:
-        _, high = self._bounds()
         if (
-            not always
-            and too_large(self.topic, self.what, high + self.extra, exact=False, field="partitions") is None
+            always
+            or too_large(self._topic, self._what, self._high + self._extra, exact=False, field="") is not None
         ):
-            return
-        size = len(payload()) + self.extra
-        if (error := too_large(self.topic, self.what, size, exact=True, field="partitions")) is not None:
-            raise error
+            self._refuse(len(payload()), exact=True)
 
-    def _bounds(self) -> tuple[int, int]:
-        return topic_payload_size_bounds(
-            self.partitions, max(self.replicas, 0), topic_id=self.topic_id, max_broker_id=self.max_broker_id
-        )
+    def _refuse(self, size: int, *, exact: bool) -> None:
+        error = too_large(self._topic, self._what, size + self._extra, exact=exact, field="partitions")
+        if error is not None:
+            raise error
 
 
 def _rejected(spec: TopicSpec, *errors: KafkaError, changes: tuple[Change, ...] = ()) -> TopicPlan:
@@ -386,7 +396,7 @@ def _plan_declared(
         _check_declaration(spec, actual, cluster, configs)
         current = actual.topics.get(spec.name)
         if current is None:
-            return _plan_create(spec, actual, cluster, names, placement, seed)
+            return _plan_create(spec, actual, cluster, names, placement, configs, seed)
         return _plan_existing(spec, current, placement, configs)
     except KafkaError as error:
         return _rejected(spec, error)
@@ -426,13 +436,14 @@ def _plan_create(
     cluster: ClusterSpec,
     names: TopicNameIndex,
     placement: _Placement,
+    configs: _ConfigMemo,
     seed: int,
 ) -> TopicPlan:
     """``validateTopicCreate`` then placement (semantics §3.1-§3.3)."""
     if spec.name in actual.marked_for_deletion:
         raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
     validate_no_collision(spec.name, names)
-    config_size = len(config_payload(spec.config))
+    config_size = configs.size(spec.config)
     what = (
         f"the request creating /brokers/topics/{spec.name} ({spec.partitions} partitions x {spec.replicas} "
         f"replicas) and /config/topics/{spec.name}"
@@ -507,7 +518,7 @@ def _plan_existing(
     if config_change is not None:
         action, config_changes = config_change
         changes.extend(config_changes)
-        size = len(config_payload(action.config)) + len(config_change_payload(spec.name))
+        size = configs.size(action.config) + len(config_change_payload(spec.name))
         oversized = too_large(
             spec.name, f"its config znode /config/topics/{spec.name}", size, exact=True, field="config"
         )

@@ -95,7 +95,7 @@ def topic_payload_size_bounds(
     """Lower and upper bounds of ``len(topic_payload(...))`` for partitions ``0..partitions-1`` of ``replicas``
     brokers each (no reassignment in progress), in constant time: each broker id takes 1 to
     ``len(str(max_broker_id))`` digits (10 when unknown)."""
-    fixed = len(topic_payload({}, "x" * 22 if topic_id else None))
+    fixed = _EMPTY_WITH_ID if topic_id else _EMPTY
     if partitions <= 0:
         return fixed, fixed
     widest = (
@@ -106,6 +106,10 @@ def topic_payload_size_bounds(
     )  # quotes, colon, brackets, commas between replicas
     keys = _digits_below(partitions) + per_partition * partitions - 1  # a comma between partitions
     return fixed + keys + replicas * partitions, fixed + keys + widest * replicas * partitions
+
+
+_EMPTY = len(topic_payload({}))
+_EMPTY_WITH_ID = len(topic_payload({}, "x" * 22))  # a topic id is 22 characters (semantics §5.2)
 
 
 def too_large(
