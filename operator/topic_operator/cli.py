@@ -2,14 +2,22 @@
 
 Exit codes: 0 success (for ``plan``: nothing to change), 2 ``plan`` found changes, 1 any error or rejection.
 Errors go to stderr as one line each; results go to stdout (text by default, JSON with ``-o json``).
+
+Every command that talks to ZooKeeper is bounded by ``--deadline`` (``KTO_ZK_DEADLINE``, default 60 s): how long
+ZooKeeper may keep it waiting. A shorter outage is ridden out; a longer one ends the command, ``apply`` with each
+topic's outcome (applied, not written, unknown), and exits 1 with one line saying why.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
+import logging
+import os
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -17,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from topic_operator import __version__
-from topic_operator.model import ClusterSpec, TopicSpec
+from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -29,11 +37,56 @@ class UsageError(Exception):
 # -- shared pieces --------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def _zookeeper(connect: str) -> Iterator[Any]:
-    from topic_operator.zookeeper.connection import ZooKeeperSettings, connected
+DEADLINE_VARIABLE = "KTO_ZK_DEADLINE"
 
-    with connected(ZooKeeperSettings(connect=connect)) as client:
+
+def _default_deadline() -> str:
+    """``$KTO_ZK_DEADLINE`` or 60, as text: argparse checks a default given as text like a value given."""
+    from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE
+
+    return os.environ.get(DEADLINE_VARIABLE, f"{DEFAULT_DEADLINE:g}")
+
+
+def _deadline(text: str) -> float:
+    """``--deadline``: seconds, positive and finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} (or ${DEADLINE_VARIABLE}) is not a number of seconds"
+        ) from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} (or ${DEADLINE_VARIABLE}): the deadline must be positive")
+    return value
+
+
+@contextmanager
+def _zookeeper(connect: str, deadline: float, *, require_kafka: bool = True) -> Iterator[Any]:
+    """A client on the cluster, closed (boundedly) at the end; refuses a path that is not a Kafka cluster.
+
+    kazoo may reconnect for as long as it likes (no retry limit): the command's deadline decides when to stop
+    waiting, and kazoo's own log lines stay out of the way of kto's one-line errors.
+    """
+    from topic_operator.connect_string import ConnectStringError
+    from topic_operator.zookeeper.connection import DEFAULT_CONNECTION_TIMEOUT, ZooKeeperSettings, connected
+    from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+    logging.getLogger("kazoo").addHandler(logging.NullHandler())
+    logging.getLogger("kazoo").propagate = False
+    try:
+        settings = ZooKeeperSettings(
+            connect=connect,
+            deadline=deadline,
+            connection_timeout=min(deadline, DEFAULT_CONNECTION_TIMEOUT),
+            connect_max_tries=-1,
+            connect_retry_deadline=None,
+            retry_max_delay=1.0,
+        )
+    except ConnectStringError as error:
+        raise UsageError(str(error)) from None
+    with connected(settings) as client:
+        if require_kafka:
+            ZooKeeperWriter(client, deadline=deadline).require_kafka_cluster()
         yield client
 
 
@@ -93,19 +146,48 @@ def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
         print(f"error: {error}", file=stream)
 
 
+def _cluster_problems(state: ClusterState) -> dict[str, Any]:
+    """What the cluster holds that kto cannot read or must not write, for ``-o json`` outputs."""
+    return {
+        "unreadable_topics": dict(state.unreadable_topics),
+        "unreadable_znodes": dict(state.unreadable_znodes),
+        "kraft_migration": state.kraft_migration,
+    }
+
+
+def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> None:
+    """One stderr line per znode kto could not read (named with its problem), and one for a KRaft migration."""
+    if state.kraft_migration is not None:
+        print(
+            f"warning: cluster {cluster} is migrating to KRaft ({state.kraft_migration}): kto reads and plans, "
+            "and writes nothing",
+            file=sys.stderr,
+        )
+    for path, problem in state.unreadable_znodes.items():
+        print(
+            f"warning: {path} is not in a format Kafka writes, so it was left out: {problem}", file=sys.stderr
+        )
+    if not skip_topics:
+        for topic, problem in state.unreadable_topics.items():
+            print(f"warning: topic {topic} cannot be read: {problem}", file=sys.stderr)
+
+
 # -- plan / apply ---------------------------------------------------------------------------------------------
 
 
 def _plan(args: argparse.Namespace) -> int:
     from topic_operator.plan_output import plan_json, render_plan_text
     from topic_operator.reconcile import Reconciler
+    from topic_operator.zookeeper.snapshot import read_cluster
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
-    with _zookeeper(cluster.zookeeper_connect) as client:
-        result = Reconciler(client, cluster, seed=args.seed).plan(topics)
+    with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
+        state = read_cluster(client, deadline=args.deadline)
+    _warn_about(state, cluster.name)
+    result = Reconciler(client, cluster, seed=args.seed).plan(topics, state=state)
     if args.output == "json":
-        sys.stdout.write(plan_json(result, manifest_errors=errors))
+        sys.stdout.write(plan_json(result, manifest_errors=errors, **_cluster_problems(state)))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
     if errors or result.has_rejections:
@@ -114,11 +196,16 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _confirmed(args: argparse.Namespace) -> bool:
+    """``--yes``, or 'yes' typed at a terminal; Ctrl-C or Ctrl-D at the question is a 'no'."""
     if args.yes:
         return True
     if not sys.stdin.isatty():
         raise UsageError("refusing to apply without --yes: standard input is not a terminal to confirm on")
-    return input("Apply these changes? Only 'yes' is accepted: ").strip() == "yes"
+    try:
+        return input("Apply these changes? Only 'yes' is accepted: ").strip() == "yes"
+    except (EOFError, KeyboardInterrupt):
+        print()
+        return False
 
 
 def _apply(args: argparse.Namespace) -> int:
@@ -128,11 +215,12 @@ def _apply(args: argparse.Namespace) -> int:
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
-    with _zookeeper(cluster.zookeeper_connect) as client:
-        reconciler = Reconciler(client, cluster, seed=args.seed)
+    with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
+        reconciler = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline)
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
-        state = read_cluster(client)
+        state = read_cluster(client, deadline=args.deadline)
+        _warn_about(state, cluster.name)
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
@@ -157,18 +245,39 @@ def _apply(args: argparse.Namespace) -> int:
                 for r in results
             ],
             "manifest_errors": errors,
+            "interrupted": report.interrupted if report is not None else None,
+            **_cluster_problems(state),
         }
         print(json.dumps(document, indent=2))
     else:
         for result in results:
             if result.outcome is not TopicOutcome.UNCHANGED:
-                print(f"{result.topic}: {result.outcome.value}")
+                print(f"{result.topic}: {result.outcome.value.replace('_', ' ')}")
                 for error in result.errors:
                     print(f"    {error}")
-        applied = sum(1 for r in results if r.outcome is TopicOutcome.APPLIED)
-        print(f"apply: {applied} topics changed" if results else "apply: nothing to change")
-    failed = any(r.outcome in (TopicOutcome.REJECTED, TopicOutcome.CONFLICT) for r in results)
+        print(_apply_summary(report) if report is not None else "apply: nothing to change")
+    if report is not None and report.interrupted:
+        print(f"kto apply: stopped: {report.interrupted}; {_outcome_counts(report)}", file=sys.stderr)
+    failed = any(
+        r.outcome not in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED) for r in results
+    )
     return EXIT_ERROR if errors or failed or preview.has_rejections else EXIT_OK
+
+
+def _outcome_counts(report: Any) -> str:
+    counts = report.counts()
+    return ", ".join(f"{count} {outcome.value.replace('_', ' ')}" for outcome, count in counts.items())
+
+
+def _apply_summary(report: Any) -> str:
+    """``apply: 12 topics changed`` and, when not all went through, how many ended each way."""
+    from topic_operator.reconcile import TopicOutcome
+
+    applied = len(report.by_outcome(TopicOutcome.APPLIED))
+    counts = report.counts()
+    if set(counts) <= {TopicOutcome.APPLIED, TopicOutcome.UNCHANGED}:
+        return f"apply: {applied} topics changed"
+    return f"apply: {applied} topics changed ({_outcome_counts(report)})"
 
 
 # -- describe / snapshot ----------------------------------------------------------------------------------------
@@ -178,9 +287,13 @@ def _describe(args: argparse.Namespace) -> int:
     from topic_operator.describe import describe_lines
     from topic_operator.zookeeper.snapshot import read_cluster
 
-    with _zookeeper(args.zookeeper) as client:
-        state = read_cluster(client, partition_states=True, topics=args.topics or None)
-    missing = sorted(set(args.topics) - set(state.topics))
+    with _zookeeper(args.zookeeper, args.deadline) as client:
+        state = read_cluster(
+            client, partition_states=True, topics=args.topics or None, deadline=args.deadline
+        )
+    _warn_about(state, args.zookeeper, skip_topics=True)
+    unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
+    missing = sorted(set(args.topics) - set(state.topics) - set(unreadable))
     for line in describe_lines(
         state,
         args.topics,
@@ -188,28 +301,69 @@ def _describe(args: argparse.Namespace) -> int:
         unavailable=args.unavailable_partitions,
     ):
         print(line)
+    for topic in unreadable:
+        print(f"error: Topic '{topic}' cannot be read: {state.unreadable_topics[topic]}", file=sys.stderr)
     for topic in missing:
         print(f"error: Topic '{topic}' does not exist as expected", file=sys.stderr)
-    return EXIT_ERROR if missing else EXIT_OK
+    return EXIT_ERROR if missing or unreadable else EXIT_OK
 
 
 def _snapshot(args: argparse.Namespace) -> int:
     from topic_operator.snapshot_rows import rows_from_cluster
     from topic_operator.zookeeper.snapshot import read_cluster
 
-    with _zookeeper(args.zookeeper) as client:
-        state = read_cluster(client, partition_states=True)
+    output = None if args.output == "-" else Path(args.output)
+    if output is not None:
+        _check_writable(output)
+    with _zookeeper(args.zookeeper, args.deadline) as client:
+        state = read_cluster(client, partition_states=True, deadline=args.deadline)
+    _warn_about(state, args.cluster)
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = rows_from_cluster(args.cluster, state, taken_at)
     lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
-    if args.output == "-":
+    if output is None:
         sys.stdout.write(lines)
     else:
-        Path(args.output).write_text(lines)
+        _write_whole(output, lines)
         print(
             f"snapshot: {len(state.topics)} topics, {len(state.brokers)} brokers of {args.cluster} -> {args.output}"
         )
     return EXIT_OK
+
+
+def _check_writable(output: Path) -> None:
+    """Before reading a whole cluster: refuse an output that cannot be written, in one line."""
+    if output.is_dir():
+        raise UsageError(f"cannot write the snapshot to {str(output)!r}: it is a directory")
+    if not output.parent.is_dir():
+        raise UsageError(
+            f"cannot write the snapshot to {str(output)!r}: directory {str(output.parent)!r} does not exist"
+        )
+
+
+def _write_whole(output: Path, text: str) -> None:
+    """All or nothing: a temporary file beside ``output``, renamed over it, so a failed write (disk full, no
+    permission) never leaves half a snapshot for the drift job to read, nor spoils the previous one. Anything
+    but a regular file (``/dev/stdout``, a FIFO, a symlink) is written in place: renaming over it would replace
+    the device or the link itself."""
+    temporary: str | None = None
+    try:
+        if output.is_symlink() or (output.exists() and not output.is_file()):
+            with output.open("w") as file:
+                file.write(text)
+            return
+        descriptor, temporary = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.")
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a plain open() would have made it
+        os.replace(temporary, output)
+    except OSError as error:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise UsageError(f"cannot write the snapshot to {str(output)!r}: {error.strerror or error}") from None
 
 
 # -- validate / demo ------------------------------------------------------------------------------------------
@@ -247,6 +401,13 @@ def _add_manifest_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
     )
+    _add_deadline_option(command)
+
+
+def _add_deadline_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--deadline", type=_deadline, default=_default_deadline(), metavar="SECONDS",
+                         help="how long ZooKeeper may keep the command waiting before it gives up, reporting what "
+                         f"was done (default: ${DEADLINE_VARIABLE}, else 60)")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -287,12 +448,14 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
     describe.add_argument("--under-replicated-partitions", action="store_true")
     describe.add_argument("--unavailable-partitions", action="store_true")
+    _add_deadline_option(describe)
     describe.set_defaults(handler=_describe)
 
     snapshot = commands.add_parser("snapshot", help="write the cluster as JSON lines (the drift job's input)")
     snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
     snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
+    _add_deadline_option(snapshot)
     snapshot.set_defaults(handler=_snapshot)
 
     demo = commands.add_parser(

@@ -3,7 +3,9 @@
 Operators already read that format (and grep it), so ``kto describe`` keeps its layout: a topic line with id,
 partition count, replication factor and config overrides, then a tab-indented line per partition with leader,
 replicas and ISR. The two filters match kafka-topics.sh's: under-replicated partitions (ISR smaller than the
-replica list) and unavailable partitions (no leader, or a leader that is not a live broker).
+replica list) and unavailable partitions (no leader, or a leader that is not a live broker). A partition whose
+state znode cannot be read shows ``Leader: unknown`` and ``Isr: unknown``, and both filters show it: it cannot be
+known to be healthy.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def _topic_line(topic: TopicState) -> str:
 def _partition_line(topic: TopicState, partition: int, state: PartitionState | None) -> str:
     leader = "none" if state is None or state.leader < 0 else str(state.leader)
     isr = _joined(state.isr) if state is not None else ""
+    if partition in topic.unreadable_partition_states:
+        leader = isr = "unknown"
     line = f"\tTopic: {topic.name}\tPartition: {partition}\tLeader: {leader}\tReplicas: {_joined(topic.partitions[partition])}\tIsr: {isr}"
     adding = topic.adding_replicas.get(partition)
     removing = topic.removing_replicas.get(partition)
@@ -69,8 +73,13 @@ def describe_lines(
             yield _topic_line(topic)
         for partition in sorted(topic.partitions):
             partition_state = states.get(partition)
-            if under_replicated and not is_under_replicated(topic.partitions[partition], partition_state):
+            unknown = partition in topic.unreadable_partition_states
+            if (
+                under_replicated
+                and not unknown
+                and not is_under_replicated(topic.partitions[partition], partition_state)
+            ):
                 continue
-            if unavailable and not is_unavailable(partition_state, live):
+            if unavailable and not unknown and not is_unavailable(partition_state, live):
                 continue
             yield _partition_line(topic, partition, partition_state)

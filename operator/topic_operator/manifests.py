@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeGuard
 
 from topic_operator.cel_equivalents import FastCelRules
+from topic_operator.connect_string import connect_string_problem
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.topic_configs import KAFKA_3_4, checked_topic_config
@@ -586,6 +587,8 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         or not isinstance(allow_delete, bool)
     ):
         return _Cluster(document, None)  # the schema check explains what is wrong
+    if (connect_problem := connect_string_problem(connect)) is not None:
+        document.error("spec.zookeeper.connect", connect, connect_problem)
     major, minor = version.split(".")
     settings = ClusterSpec(
         name=name,

@@ -14,6 +14,8 @@ from enum import Enum
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 
 __all__ = [
+    "BROKER_IDS_PATH",
+    "REASSIGN_PARTITIONS_PATH",
     "ApplyMode",
     "Broker",
     "ClusterSpec",
@@ -23,6 +25,14 @@ __all__ = [
     "TopicSpec",
     "TopicState",
 ]
+
+
+BROKER_IDS_PATH = "/brokers/ids"
+"""Where brokers register (``/brokers/ids/<id>``, semantics §5.1): shared with ``zookeeper/znodes.py``, so that
+an unreadable registration in ``ClusterState.unreadable_znodes`` can be told apart by its path."""
+
+REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
+"""The reassignment request znode (semantics §14), likewise shared with ``zookeeper/znodes.py``."""
 
 
 class DeletionPolicy(Enum):
@@ -127,6 +137,9 @@ class TopicState:
     marked_for_deletion: bool = False
     pending_reassignment: bool = False
     partition_states: Mapping[int, PartitionState] | None = None
+    unreadable_partition_states: Mapping[int, str] = field(default_factory=dict)
+    """Partitions whose state znode is not in a format Kafka writes (partition -> problem): their leader and ISR
+    are unknown, not absent. Only filled when partition states were asked for."""
 
     @property
     def partition_count(self) -> int:
@@ -164,8 +177,33 @@ class ClusterState:
     unreadable_topics: Mapping[str, str] = field(default_factory=dict)
     """Topics whose znodes are not in a format Kafka writes (name -> problem). Kept out of ``topics`` so that
     nothing is planned on a guess, and reported instead."""
+    unreadable_znodes: Mapping[str, str] = field(default_factory=dict)
+    """Every other znode the engine reads that is not in a format Kafka writes (path -> problem): broker
+    registrations (such a broker is left out of ``brokers``), ``/controller``, ``/cluster/id``, partition states,
+    ``/admin/reassign_partitions``, ``/migration``. Reported, never guessed at: the planner goes on where that is
+    safe (a config change) and refuses, naming the znode, what is not (placing replicas without a broker's rack)."""
+    kraft_migration: str | None = None
+    """Why the cluster is (or may be) migrating to KRaft (``/migration`` exists, or a KRaft controller holds
+    ``/controller``; semantics §15), None when it is not. Znodes written then are not seen by the KRaft metadata,
+    so every write is refused; reading and planning still work and say why nothing can be applied."""
 
     @property
     def broker_metadata(self) -> list[BrokerMetadata]:
         """The brokers as placement takes them, sorted by id."""
         return [self.brokers[i].metadata() for i in sorted(self.brokers)]
+
+    @property
+    def unreadable_brokers(self) -> dict[int, str]:
+        """Registered brokers whose registration cannot be read (id -> problem): their rack is unknown."""
+        prefix = f"{BROKER_IDS_PATH}/"
+        return {
+            int(path[len(prefix) :]): problem
+            for path, problem in self.unreadable_znodes.items()
+            if path.startswith(prefix) and path[len(prefix) :].isdigit()
+        }
+
+    @property
+    def reassignment_unreadable(self) -> str | None:
+        """The problem with ``/admin/reassign_partitions`` when it cannot be read: then no topic can be known not
+        to be under reassignment."""
+        return self.unreadable_znodes.get(REASSIGN_PARTITIONS_PATH)

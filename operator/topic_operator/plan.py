@@ -12,9 +12,10 @@ cluster, the topic and the caller's seed, so the same inputs and seed always giv
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -43,6 +44,13 @@ from topic_operator.kafka.topic_names import (
     is_internal,
     validate_no_collision,
     validate_topic_name,
+)
+from topic_operator.kafka.znode_payloads import (
+    config_change_payload,
+    config_payload,
+    too_large,
+    topic_payload,
+    topic_payload_size_bounds,
 )
 from topic_operator.model import ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
 
@@ -202,6 +210,8 @@ def plan(
     ]
     removed = sorted(deleting, key=lambda s: s.name)
     plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
+    if actual.kraft_migration is not None:
+        plans = [_no_writes(p, settings.name, actual.kraft_migration) if p.actions else p for p in plans]
     declared = set(by_name) | {spec.name for spec in removed}
     unmanaged = tuple(sorted(t for t in actual.topics if t not in declared))
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), unmanaged)
@@ -226,12 +236,21 @@ class _ConfigMemo:
         self._kafka_version = kafka_version
         self._valid: set[frozenset[tuple[str, str]]] = set()
         self._comparable: dict[frozenset[tuple[str, str]], dict[str, ComparableValue]] = {}
+        self._sizes: dict[frozenset[tuple[str, str]], int] = {}
 
     def validate(self, config: Mapping[str, str]) -> None:
         key = frozenset(config.items())
         if key not in self._valid:
             validate_topic_config(config, kafka_version=self._kafka_version)
             self._valid.add(key)
+
+    def size(self, config: Mapping[str, str]) -> int:
+        """Bytes of the config znode's payload."""
+        key = frozenset(config.items())
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = len(config_payload(config))
+        return size
 
     def comparable(self, config: Mapping[str, str]) -> dict[str, ComparableValue]:
         key = frozenset(config.items())
@@ -242,26 +261,111 @@ class _ConfigMemo:
 
 
 class _Placement:
-    """Broker lists per rack mode, computed once per plan rather than once per topic."""
+    """Broker lists per rack mode, computed once per plan rather than once per topic.
+
+    A registered broker whose registration cannot be read (``ClusterState.unreadable_brokers``) has an unknown
+    rack: placing with racks would be a guess, so that is refused naming the znode; with ``Disabled`` racks are
+    ignored anyway and the broker takes its share. ``reassignment_unreadable``: see ``_grow``.
+    """
 
     def __init__(self, actual: ClusterState) -> None:
         self._registered = actual.broker_metadata
+        self._unreadable = actual.unreadable_brokers
+        self.reassignment_unreadable = actual.reassignment_unreadable
         self._by_mode: dict[RackAwareMode, list[BrokerMetadata] | KafkaError] = {}
 
     @property
     def registered_ids(self) -> list[int]:
-        return [b.id for b in self._registered]
+        return sorted([b.id for b in self._registered] + list(self._unreadable))
+
+    @property
+    def max_broker_id(self) -> int | None:
+        """The largest registered id (None without brokers): bounds the digits placement writes per replica."""
+        return max(self.registered_ids, default=None)
 
     def brokers(self, mode: RackAwareMode) -> list[BrokerMetadata]:
         if mode not in self._by_mode:
             try:
-                self._by_mode[mode] = get_broker_metadatas(self._registered, mode)
+                self._by_mode[mode] = self._brokers(mode)
             except KafkaError as error:
                 self._by_mode[mode] = error
         result = self._by_mode[mode]
         if isinstance(result, KafkaError):
             raise result
         return result
+
+    def for_manual(self, mode: RackAwareMode) -> list[BrokerMetadata]:
+        """The brokers a manual assignment is checked against: only their ids count, so an unreadable
+        registration does not stop it (Kafka's rack checks still apply when every registration is readable)."""
+        return self.brokers(RackAwareMode.DISABLED if self._unreadable else mode)
+
+    def _brokers(self, mode: RackAwareMode) -> list[BrokerMetadata]:
+        if not self._unreadable:
+            return get_broker_metadatas(self._registered, mode)
+        if mode is not RackAwareMode.DISABLED:
+            which = ", ".join(
+                f"broker {broker} (/brokers/ids/{broker}: {problem})"
+                for broker, problem in self._unreadable.items()
+            )
+            raise AdminOperationError(
+                f"Replicas cannot be placed with rackAwareMode {mode.value}: the registration of {which} cannot be "
+                "read, so its rack is unknown. Fix the znode, or declare rackAwareMode: Disabled.",
+                field="rackAwareMode",
+                stricter_than_kafka=True,
+            )
+        unknown = [BrokerMetadata(broker, None) for broker in self._unreadable]
+        return get_broker_metadatas(sorted([*self._registered, *unknown], key=lambda b: b.id), mode)
+
+
+def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan:
+    """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused."""
+    error = AdminOperationError(
+        f"Topic {topic_plan.topic} cannot be changed: cluster {cluster} is migrating to KRaft ({migration}), and "
+        "znodes written now would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing to it.",
+        field="cluster",
+        stricter_than_kafka=True,
+    )
+    return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
+
+
+class _ZnodeSize:
+    """Refuses an assignment znode ZooKeeper would refuse for its size (``znode_payloads.too_large``): before
+    placement from a lower bound, in constant time, so that an absurd partition count costs nothing; after it,
+    exactly, but only when the upper bound says it could be too large. ``extra``: other payload bytes of the
+    same request (the config znode of a create)."""
+
+    __slots__ = ("_extra", "_high", "_low", "_topic", "_what")
+
+    def __init__(
+        self,
+        topic: str,
+        what: str,
+        partitions: int,
+        replicas: int,
+        extra: int,
+        max_broker_id: int | None,
+        *,
+        topic_id: bool = False,
+    ) -> None:
+        self._topic, self._what, self._extra = topic, what, extra
+        self._low, self._high = topic_payload_size_bounds(
+            partitions, max(replicas, 0), topic_id=topic_id, max_broker_id=max_broker_id
+        )
+
+    def before_placement(self) -> None:
+        self._refuse(self._low, exact=False)
+
+    def after_placement(self, payload: Callable[[], bytes], *, always: bool = False) -> None:
+        if (
+            always
+            or too_large(self._topic, self._what, self._high + self._extra, exact=False, field="") is not None
+        ):
+            self._refuse(len(payload()), exact=True)
+
+    def _refuse(self, size: int, *, exact: bool) -> None:
+        error = too_large(self._topic, self._what, size + self._extra, exact=exact, field="partitions")
+        if error is not None:
+            raise error
 
 
 def _rejected(spec: TopicSpec, *errors: KafkaError, changes: tuple[Change, ...] = ()) -> TopicPlan:
@@ -292,7 +396,7 @@ def _plan_declared(
         _check_declaration(spec, actual, cluster, configs)
         current = actual.topics.get(spec.name)
         if current is None:
-            return _plan_create(spec, actual, cluster, names, placement, seed)
+            return _plan_create(spec, actual, cluster, names, placement, configs, seed)
         return _plan_existing(spec, current, placement, configs)
     except KafkaError as error:
         return _rejected(spec, error)
@@ -332,12 +436,22 @@ def _plan_create(
     cluster: ClusterSpec,
     names: TopicNameIndex,
     placement: _Placement,
+    configs: _ConfigMemo,
     seed: int,
 ) -> TopicPlan:
     """``validateTopicCreate`` then placement (semantics §3.1-§3.3)."""
     if spec.name in actual.marked_for_deletion:
         raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
     validate_no_collision(spec.name, names)
+    config_size = configs.size(spec.config)
+    what = (
+        f"the request creating /brokers/topics/{spec.name} ({spec.partitions} partitions x {spec.replicas} "
+        f"replicas) and /config/topics/{spec.name}"
+    )
+    size_check = _ZnodeSize(
+        spec.name, what, spec.partitions, spec.replicas, config_size, placement.max_broker_id
+    )
+    size_check.before_placement()
     if spec.replica_assignment is not None:
         assignment = _manual_assignment(spec, placement.registered_ids)
     else:
@@ -345,6 +459,7 @@ def _plan_create(
         rng = random.Random(seed_for(cluster.name, spec.name, seed))
         placed = assign_replicas_to_brokers(brokers, spec.partitions, spec.replicas, rng=rng)
         assignment = {p: tuple(replicas) for p, replicas in placed.items()}
+    size_check.after_placement(lambda: topic_payload(assignment))
     names.add(spec.name)
     config = dict(spec.config)
     action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name))
@@ -402,8 +517,15 @@ def _plan_existing(
     config_change = _config_change(spec, current, configs)
     if config_change is not None:
         action, config_changes = config_change
-        actions.append(action)
         changes.extend(config_changes)
+        size = configs.size(action.config) + len(config_change_payload(spec.name))
+        oversized = too_large(
+            spec.name, f"its config znode /config/topics/{spec.name}", size, exact=True, field="config"
+        )
+        if oversized is not None:
+            rejections.append(oversized)
+        else:
+            actions.append(action)
     if rejections:
         return TopicPlan(
             spec.cluster, spec.name, TopicStatus.REJECTED, (), tuple(changes), tuple(rejections), spec.source
@@ -419,6 +541,13 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         raise ReassignmentInProgressError(
             f"A partition reassignment is in progress for the topic '{spec.name}'.", field="partitions"
         )
+    if placement.reassignment_unreadable is not None and spec.partitions > current.partition_count:
+        raise AdminOperationError(
+            f"Partitions cannot be added to topic {spec.name}: whether a reassignment is in progress for it is "
+            f"unknown, /admin/reassign_partitions: {placement.reassignment_unreadable}.",
+            field="partitions",
+            stricter_than_kafka=True,
+        )
     manual = None
     if spec.replica_assignment is not None and spec.partitions > current.partition_count:
         rejections: list[KafkaError] = []
@@ -426,8 +555,33 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         if rejections:
             raise rejections[0]
         manual = {p: r for p, r in spec.replica_assignment.items() if p >= current.partition_count}
-    brokers = placement.brokers(spec.rack_aware_mode)
+    what = (
+        f"its assignment znode /brokers/topics/{spec.name} ({spec.partitions} partitions x "
+        f"{current.replication_factor} replicas)"
+    )
+    size_check = _ZnodeSize(
+        spec.name,
+        what,
+        spec.partitions,
+        current.replication_factor,
+        0,
+        None,  # existing partitions may name brokers long gone, with longer ids than any registered
+        topic_id=current.topic_id is not None,
+    )
+    size_check.before_placement()
+    brokers = (
+        placement.for_manual(spec.rack_aware_mode) if manual else placement.brokers(spec.rack_aware_mode)
+    )
     new = assign_new_partitions(current.partitions, brokers, spec.partitions, manual, topic=spec.name)
+    size_check.after_placement(
+        lambda: topic_payload(
+            {**current.partitions, **new},
+            current.topic_id,
+            current.adding_replicas,
+            current.removing_replicas,
+        ),
+        always=bool(current.adding_replicas or current.removing_replicas),
+    )
     return AddPartitions(
         spec.name,
         current.partitions,

@@ -5,6 +5,10 @@ ZooKeeper writer (pipelined, one transaction each), and for every topic whose wr
 re-read just that topic and plan it again, a bounded number of times. Results are per topic, so one topic's
 rejection or conflict never holds up another, and applying the same declarations twice changes nothing the
 second time.
+
+Every step is bounded by one deadline: how long ZooKeeper may keep the run waiting. An outage shorter than that
+is ridden out; a longer one ends the run with each topic's outcome as it stands (applied, not written, or
+unknown) and ``ReconcileReport.interrupted`` saying why, so that the caller can report it and try again later.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from kazoo.client import KazooClient
 
 from topic_operator.model import ApplyMode, ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import Action, Plan, TopicPlan, TopicStatus, plan
+from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, Patience
+from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import Outcome, WriteResult, ZooKeeperWriter
 
@@ -31,6 +37,16 @@ class TopicOutcome(Enum):
     REJECTED = "rejected"
     CONFLICT = "conflict"
     """Other writers kept changing the topic; nothing of ours was written in the last attempt."""
+    NOT_WRITTEN = "not_written"
+    """ZooKeeper stayed away past the deadline before the topic's change was (wholly) written; ``errors`` say
+    which part was not. Nothing of that part landed: planning again is safe."""
+    UNKNOWN = "unknown"
+    """The change was sent, its answer was lost with the connection, and ZooKeeper did not come back within the
+    deadline to tell whether it landed. The next run re-reads and finds out."""
+
+
+_PRECEDENCE = (Outcome.UNKNOWN, Outcome.CONFLICT, Outcome.REJECTED, Outcome.NOT_WRITTEN)
+"""How a topic with several actions reads when they ended differently: the first outcome found among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +60,21 @@ class TopicResult:
 
 @dataclass(frozen=True, slots=True)
 class ReconcileReport:
-    """The first plan (what was intended) and each topic's result (what happened)."""
+    """The first plan (what was intended) and each topic's result (what happened). ``interrupted`` is the
+    one-line reason when ZooKeeper stayed away past the deadline and ended the run early (None otherwise)."""
 
     cluster: str
     plan: Plan
     results: tuple[TopicResult, ...] = field(default=())
+    interrupted: str | None = None
 
     def by_outcome(self, outcome: TopicOutcome) -> list[TopicResult]:
         return [r for r in self.results if r.outcome is outcome]
+
+    def counts(self) -> dict[TopicOutcome, int]:
+        """Topics per outcome (outcomes with none left out), for a one-line summary."""
+        found = {outcome: len(self.by_outcome(outcome)) for outcome in TopicOutcome}
+        return {outcome: count for outcome, count in found.items() if count}
 
     @property
     def writes(self) -> int:
@@ -59,7 +82,10 @@ class ReconcileReport:
 
 
 class Reconciler:
-    """Makes one cluster match its declarations through ``client`` (started, rooted at the cluster's chroot)."""
+    """Makes one cluster match its declarations through ``client`` (started, rooted at the cluster's chroot).
+
+    ``deadline``: seconds ZooKeeper may keep a ``plan`` or ``apply`` waiting, unless the call gives its own.
+    """
 
     def __init__(
         self,
@@ -69,12 +95,14 @@ class Reconciler:
         writer: ZooKeeperWriter | None = None,
         seed: int = 0,
         max_replans: int = 3,
+        deadline: float = DEFAULT_DEADLINE,
     ) -> None:
         self._client = client
         self._cluster = cluster
-        self._writer = writer if writer is not None else ZooKeeperWriter(client)
+        self._writer = writer if writer is not None else ZooKeeperWriter(client, deadline=deadline)
         self._seed = seed
         self._max_replans = max_replans
+        self._deadline = deadline
 
     def plan(
         self,
@@ -82,10 +110,13 @@ class Reconciler:
         *,
         deleting: Iterable[TopicSpec] = (),
         state: ClusterState | None = None,
+        deadline: float | Patience | None = None,
     ) -> Plan:
-        """What would change, computed against ``state`` or a fresh read. Nothing is written."""
-        actual = state if state is not None else read_cluster(self._client)
-        return plan(desired, actual, self._cluster, deleting=deleting, seed=self._seed)
+        """What would change, computed against ``state`` or a fresh read. Nothing is written. Raises
+        ``ZooKeeperUnavailableError`` if the read cannot finish within the deadline."""
+        if state is None:
+            state = read_cluster(self._client, deadline=self._patience(deadline))
+        return plan(desired, state, self._cluster, deleting=deleting, seed=self._seed)
 
     def apply(
         self,
@@ -93,58 +124,86 @@ class Reconciler:
         *,
         deleting: Iterable[TopicSpec] = (),
         state: ClusterState | None = None,
+        deadline: float | Patience | None = None,
     ) -> ReconcileReport:
         """Plan, then write every action of topics declared with ``mode: Apply``.
 
         ``state`` (e.g. the watched view's) saves a full read; if it is stale, the writer's version checks turn
-        that into conflicts, and those topics are re-read and re-planned.
+        that into conflicts, and those topics are re-read and re-planned. ``deadline`` bounds every wait on
+        ZooKeeper: past it the report says each topic's outcome and ``interrupted`` why (a first read that
+        cannot finish raises ``ZooKeeperUnavailableError`` instead: nothing was planned or written).
         """
+        patience = self._patience(deadline)
         desired, deleting = list(desired), list(deleting)
-        first = self.plan(desired, deleting=deleting, state=state)
+        first = self.plan(desired, deleting=deleting, state=state, deadline=patience)
         specs = {spec.name: spec for spec in [*deleting, *desired]}
         results: dict[str, TopicResult] = {}
         pending = _settle(first.topics, specs, results, attempt=1)
         attempt = 1
+        interrupted: str | None = None
         while pending:
-            conflicts = self._write(pending, results, attempt)
-            if not conflicts or attempt > self._max_replans:
+            conflicts, interrupted = self._write(pending, results, attempt, patience)
+            if not conflicts or attempt > self._max_replans or interrupted:
                 for topic_plan, errors in conflicts:
                     results[topic_plan.topic] = TopicResult(
                         topic_plan.topic, TopicOutcome.CONFLICT, topic_plan, errors, attempt
                     )
                 break
             attempt += 1
-            pending = self._replan(
-                [tp.topic for tp, _ in conflicts], desired, deleting, specs, results, attempt
-            )
+            names = [tp.topic for tp, _ in conflicts]
+            try:
+                pending = self._replan(names, desired, deleting, specs, results, attempt, patience)
+            except ZooKeeperUnavailableError as gone:
+                interrupted = str(gone)
+                for topic_plan, errors in conflicts:
+                    results[topic_plan.topic] = TopicResult(
+                        topic_plan.topic, TopicOutcome.CONFLICT, topic_plan, (*errors, gone), attempt
+                    )
+                break
         ordered = tuple(results[t.topic] for t in first.topics if t.topic in results)
-        return ReconcileReport(self._cluster.name, first, ordered)
+        return ReconcileReport(self._cluster.name, first, ordered, interrupted)
+
+    def _patience(self, deadline: float | Patience | None) -> Patience:
+        if isinstance(deadline, Patience):
+            return deadline
+        return Patience(deadline if deadline is not None else self._deadline)
 
     def _write(
-        self, plans: Sequence[TopicPlan], results: dict[str, TopicResult], attempt: int
-    ) -> list[tuple[TopicPlan, tuple[Exception, ...]]]:
-        """Apply all actions in one pipelined batch; return the topics that met a conflict."""
+        self, plans: Sequence[TopicPlan], results: dict[str, TopicResult], attempt: int, patience: Patience
+    ) -> tuple[list[tuple[TopicPlan, tuple[Exception, ...]]], str | None]:
+        """Apply all actions in one pipelined batch; return the topics that met a conflict, and why the batch
+        ended early (None when it did not)."""
         actions: list[Action] = [action for topic_plan in plans for action in topic_plan.actions]
+        try:
+            written_results = self._writer.apply_all(actions, deadline=patience)
+        except ZooKeeperUnavailableError as gone:  # before anything was sent
+            for topic_plan in plans:
+                results[topic_plan.topic] = TopicResult(
+                    topic_plan.topic, TopicOutcome.NOT_WRITTEN, topic_plan, (gone,), attempt
+                )
+            return [], str(gone)
         by_topic: dict[str, list[WriteResult]] = {}
-        for result in self._writer.apply_all(actions):
+        interrupted: str | None = None
+        for result in written_results:
             by_topic.setdefault(result.action.topic, []).append(result)
+            cut_short = result.error if result.outcome in (Outcome.NOT_WRITTEN, Outcome.UNKNOWN) else None
+            if cut_short is not None and interrupted is None:
+                interrupted = str(cut_short.__cause__ or cut_short)
         conflicts: list[tuple[TopicPlan, tuple[Exception, ...]]] = []
         for topic_plan in plans:
             written = by_topic.get(topic_plan.topic, [])
             errors = tuple(
                 w.error for w in written if w.error is not None and w.outcome is not Outcome.APPLIED
             )
-            if any(w.outcome is Outcome.CONFLICT for w in written):
+            outcomes = {w.outcome for w in written}
+            worst = next((o for o in _PRECEDENCE if o in outcomes), Outcome.APPLIED)
+            if worst is Outcome.CONFLICT:
                 conflicts.append((topic_plan, errors))
-            elif any(w.outcome is Outcome.REJECTED for w in written):
-                results[topic_plan.topic] = TopicResult(
-                    topic_plan.topic, TopicOutcome.REJECTED, topic_plan, errors, attempt
-                )
             else:
                 results[topic_plan.topic] = TopicResult(
-                    topic_plan.topic, TopicOutcome.APPLIED, topic_plan, (), attempt
+                    topic_plan.topic, TopicOutcome(worst.value), topic_plan, errors, attempt
                 )
-        return conflicts
+        return conflicts, interrupted
 
     def _replan(
         self,
@@ -154,10 +213,11 @@ class Reconciler:
         specs: dict[str, TopicSpec],
         results: dict[str, TopicResult],
         attempt: int,
+        patience: Patience,
     ) -> list[TopicPlan]:
         """Re-read only the conflicting topics (plus brokers and markers) and plan them again. Collision checks
         need every name: a conflicting create re-plans against a topic that now exists, which needs none."""
-        fresh = read_cluster(self._client, topics=topics)
+        fresh = read_cluster(self._client, topics=topics, deadline=patience)
         wanted = set(topics)
         again = plan(
             [s for s in desired if s.name in wanted],

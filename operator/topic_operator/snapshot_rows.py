@@ -7,7 +7,13 @@ Schema version 2 (written). The header row, one per cluster and snapshot, has ``
 
     {"schema": 2, "cluster": str, "taken_at": str (ISO 8601), "topic": null, "cluster_id": str|null,
      "controller": int|null, "brokers": [{"id": int, "rack": str|null}], "marked_for_deletion": [str],
-     "orphan_configs": {str: int}, "unreadable_topics": {str: str}}
+     "orphan_configs": {str: int}, "unreadable_topics": {str: str},
+     "unreadable_znodes": {str: str}, "kraft_migration": str|null}
+
+``unreadable_znodes`` (path -> problem: broker registrations, ``/controller``, ``/cluster/id``, partition states,
+``/admin/reassign_partitions``, ``/migration``) and ``kraft_migration`` (why the cluster must not be written, or
+null) were added later within version 2: readers that do not know them ignore them, and files without them read as
+none found. They are not among ``HEADER_FIELDS``, which readers compare to tell two snapshots apart.
 
 and each topic row carries the header's ``taken_at``, which ties it to its header:
 
@@ -29,6 +35,7 @@ from typing import Any, Final
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 
 __all__ = [
+    "ADDED_HEADER_FIELDS",
     "HEADER_FIELDS",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
@@ -52,6 +59,9 @@ HEADER_FIELDS: Final = (
 )
 """What a cluster's topics share, written once in its header row (and on every row by version 1)."""
 
+ADDED_HEADER_FIELDS: Final = ("unreadable_znodes", "kraft_migration")
+"""Header fields added within version 2 (see the module's docstring): read when present, absent meaning none."""
+
 
 def _header_row(cluster: str, state: ClusterState, taken_at: str) -> dict[str, Any]:
     return {
@@ -65,6 +75,8 @@ def _header_row(cluster: str, state: ClusterState, taken_at: str) -> dict[str, A
         "marked_for_deletion": sorted(state.marked_for_deletion),
         "orphan_configs": dict(sorted(state.orphan_configs.items())),
         "unreadable_topics": dict(sorted(state.unreadable_topics.items())),
+        "unreadable_znodes": dict(sorted(state.unreadable_znodes.items())),
+        "kraft_migration": state.kraft_migration,
     }
 
 
@@ -139,11 +151,13 @@ def cluster_from_rows(header: Mapping[str, Any], topic_rows: Iterable[Mapping[st
         orphan_configs=dict(header.get("orphan_configs") or {}),
         marked_for_deletion=frozenset(header.get("marked_for_deletion") or ()),
         unreadable_topics=dict(header.get("unreadable_topics") or {}),
+        unreadable_znodes=dict(header.get("unreadable_znodes") or {}),
+        kraft_migration=header.get("kraft_migration"),
     )
 
 
 def _shared(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: row.get(key) for key in HEADER_FIELDS}
+    return {key: row.get(key) for key in (*HEADER_FIELDS, *ADDED_HEADER_FIELDS)}
 
 
 def rows_to_clusters(rows: Iterable[Mapping[str, Any]]) -> dict[str, ClusterState]:

@@ -8,8 +8,11 @@ SIX_BROKERS_THREE_RACKS: tuple[str, ...] = ("rack-a", "rack-b", "rack-c", "rack-
 CLUSTER_ID = "kto-test-cluster-0000A"
 
 
-def make_kafka_cluster(client: KazooClient, racks: tuple[str | None, ...] = SIX_BROKERS_THREE_RACKS) -> None:
+def make_kafka_cluster(
+    client: KazooClient, racks: tuple[str | None, ...] = SIX_BROKERS_THREE_RACKS, *, ephemeral: bool = True
+) -> None:
     """Startup paths, ``/cluster/id``, broker 0 as controller and brokers ``0..len(racks)-1`` registered
-    (ephemeral, v5 JSON) through ``client``'s own session, so they go away with it."""
+    (ephemeral, v5 JSON) through ``client``'s own session, so they go away with it; with ``ephemeral=False``
+    they stay, as brokers that register again after an outage longer than their session would."""
     bootstrap_cluster(client, CLUSTER_ID)
-    register_brokers(client, racks, controller=0)
+    register_brokers(client, racks, controller=0, ephemeral=ephemeral)

@@ -6,7 +6,8 @@ from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot, close_client, new_client
 from topic_operator.zookeeper import pipelined
-from topic_operator.zookeeper.pipelined import read_many
+from topic_operator.zookeeper.pipelined import read_many as read_many_bounded
+from topic_operator.zookeeper.snapshot import bounded
 
 PATHS = [f"/t/n{i}" for i in range(450)] + ["/t/missing", "/", "/t"]  # more than two batches
 
@@ -19,6 +20,10 @@ def populated(zk: KazooClient) -> KazooClient:
         request.get()
     zk.set("/t/n7", b'{"n":"seven"}')
     return zk
+
+
+def read_many(client: KazooClient, paths: list[str]) -> dict[str, object]:
+    return read_many_bounded(bounded(client, 30.0), paths)  # type: ignore[return-value]
 
 
 def single_reads(client: KazooClient) -> dict[str, object]:

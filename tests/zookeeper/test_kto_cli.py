@@ -6,42 +6,22 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from harness.cli import kafka_topic, kto, write_manifests
 from harness.zookeeper import ZkChroot
-from topic_operator.cli import main
 from topic_operator.snapshot_rows import rows_to_clusters
 from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
-CLUSTER = """
-apiVersion: kto.dev/v1alpha1
-kind: KafkaCluster
-metadata: {name: test}
-spec:
-  zookeeper: {connect: "127.0.0.1:1/unused"}
-"""
-
 
 def topic(name: str, partitions: int, replicas: int = 3, config: str = "{}") -> str:
-    return f"""
----
-apiVersion: kto.dev/v1alpha1
-kind: KafkaTopic
-metadata: {{name: {name}}}
-spec: {{cluster: test, partitions: {partitions}, replicas: {replicas}, config: {config}}}
-"""
+    return kafka_topic(name, partitions, replicas, config=config)
 
 
 @pytest.fixture
 def manifests(tmp_path: Path) -> Path:
-    path = tmp_path / "topics.yaml"
-    path.write_text(CLUSTER + topic("orders", 6, 3, "{retention.ms: 1000}") + topic("audit", 2, 2))
-    return path
-
-
-def kto(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return write_manifests(
+        tmp_path / "topics.yaml", topic("orders", 6, 3, "{retention.ms: 1000}"), topic("audit", 2, 2)
+    )
 
 
 def test_plan_exit_codes_and_apply(
@@ -78,10 +58,10 @@ def test_rejections_and_manifest_errors_exit_1_and_others_still_apply(
 ) -> None:
     connect = zk_chroot.connect_string
     first = tmp_path / "a.yaml"
-    first.write_text(CLUSTER + topic("orders", 6))
+    write_manifests(first, topic("orders", 6))
     assert kto(capsys, "apply", "-f", str(first), "--zookeeper", connect, "--yes")[0] == 0
-    first.write_text(
-        CLUSTER + topic("orders", 3) + topic("fresh", 1, 1) + topic("broken", 1, 1, "{retention.ms: 7d}")
+    write_manifests(
+        first, topic("orders", 3), topic("fresh", 1, 1), topic("broken", 1, 1, "{retention.ms: 7d}")
     )
     code, out, err = kto(capsys, "apply", "-f", str(first), "--zookeeper", connect, "--yes", "-o", "json")
     assert code == 1

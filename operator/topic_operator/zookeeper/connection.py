@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import logging
-import re
 import ssl
 import sys
 import threading
@@ -30,7 +28,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -46,6 +44,8 @@ from kazoo.protocol.states import KeeperState
 from kazoo.retry import KazooRetry
 from kazoo.security import CREATOR_ALL_ACL, READ_ACL_UNSAFE
 
+from topic_operator.connect_string import ConnectStringError, Host, parse_connect_string
+from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE
 from topic_operator.zookeeper.errors import (
     ZooKeeperAuthError,
     ZooKeeperChrootMissingError,
@@ -72,8 +72,9 @@ KAFKA_SECURE_ACL: tuple[Any, ...] = (*CREATOR_ALL_ACL, *READ_ACL_UNSAFE)
 """What Kafka puts on the znodes it creates with ``zookeeper.set.acl=true``: creator-all plus world-read (none of
 the paths this project writes is one of Kafka's sensitive paths, semantics §5.10)."""
 
-DEFAULT_PORT = 2181
-"""ZooKeeper's client port, assumed for a host given without one (as ZooKeeper's own client does)."""
+
+DEFAULT_CONNECTION_TIMEOUT = 18.0
+"""Seconds to wait for a first connection: Kafka's ``zookeeper.connection.timeout.ms`` default (the session's)."""
 
 
 def _env(name: str) -> dict[str, str]:
@@ -104,20 +105,6 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash(self._value)
-
-
-class ConnectStringError(ValueError):
-    """The connect string cannot be right; the message says which part is wrong."""
-
-
-class Host(NamedTuple):
-    name: str
-    """A host name or an IP address, IPv6 without brackets."""
-    port: int
-
-    def __str__(self) -> str:
-        name = f"[{self.name}]" if ":" in self.name else self.name
-        return f"{name}:{self.port}"
 
 
 # -- settings --------------------------------------------------------------------------------------------------
@@ -218,7 +205,9 @@ class ZooKeeperSettings:
     brackets (``[::1]:2181``)."""
     session_timeout: float = field(default=18.0, metadata=_env("KTO_ZK_SESSION_TIMEOUT"))
     """Seconds without contact before the servers expire the session (Kafka's ``zookeeper.session.timeout.ms``)."""
-    connection_timeout: float = field(default=18.0, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT"))
+    connection_timeout: float = field(
+        default=DEFAULT_CONNECTION_TIMEOUT, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT")
+    )
     """Seconds :func:`open_client` waits for a connected, authenticated, checked client (Kafka's
     ``zookeeper.connection.timeout.ms``, which defaults to the session timeout)."""
     connect_max_tries: int = field(default=10, metadata=_env("KTO_ZK_CONNECT_MAX_TRIES"))
@@ -231,6 +220,10 @@ class ZooKeeperSettings:
     """Tries, the first included, of a request run through ``client.retry`` while the connection keeps dropping
     under it (-1: until the deadline)."""
     command_retry_deadline: float | None = field(default=30.0, metadata=_env("KTO_ZK_COMMAND_RETRY_DEADLINE"))
+    deadline: float = field(default=DEFAULT_DEADLINE, metadata=_env("KTO_ZK_DEADLINE"))
+    """Seconds ZooKeeper may keep one command (``kto plan/apply/describe/snapshot``) or one operator batch
+    waiting (``bounded.Patience``): a shorter outage is ridden out, a longer one ends the command with each
+    topic's outcome. Give ``connect_max_tries``/``connect_retry_deadline`` room to reconnect within it."""
     retry_delay: float = field(default=0.1, metadata=_env("KTO_ZK_RETRY_DELAY"))
     """First back-off in seconds, doubled per try up to ``retry_max_delay``."""
     retry_max_delay: float = field(default=5.0, metadata=_env("KTO_ZK_RETRY_MAX_DELAY"))
@@ -248,7 +241,7 @@ class ZooKeeperSettings:
 
     def __post_init__(self) -> None:
         parse_connect_string(self.connect)
-        for name in ("session_timeout", "connection_timeout", "retry_delay", "retry_max_delay"):
+        for name in ("session_timeout", "connection_timeout", "retry_delay", "retry_max_delay", "deadline"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ZooKeeper {name} must be positive, not {getattr(self, name)!r}")
         for name in ("connect_max_tries", "command_max_tries"):
@@ -284,85 +277,6 @@ def environment_variables() -> dict[str, str]:
         if group is not None:
             found.update({f"{spec.name}.{inner.name}": inner.metadata["env"] for inner in fields(group)})
     return found
-
-
-# -- connect strings -------------------------------------------------------------------------------------------
-
-_HOST_NAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$")
-_BRACKETED = re.compile(r"^\[(?P<address>[^\]]*)\](:(?P<port>.*))?$")
-
-
-def parse_connect_string(connect: str) -> tuple[tuple[Host, ...], str | None]:
-    """Split ``zk-0:2181,zk-1:2181/kafka`` into hosts and chroot (None for no chroot, or a bare ``/``).
-
-    Stricter than kazoo, which guesses: a typo here would otherwise point the operator at the wrong tree or
-    at a host nobody runs.
-    """
-    text = connect.strip()
-    if not text:
-        raise ConnectStringError("ZooKeeper connect string is empty")
-    slash = text.find("/")
-    host_part, chroot_part = (text, None) if slash < 0 else (text[:slash], text[slash:])
-    if not host_part:
-        raise ConnectStringError(f"ZooKeeper connect string {connect!r} names no host before the chroot")
-    hosts = tuple(_parse_host(entry, connect) for entry in host_part.split(","))
-    return hosts, _parse_chroot(chroot_part, connect)
-
-
-def _parse_host(entry: str, connect: str) -> Host:
-    entry = entry.strip()
-    if not entry:
-        raise ConnectStringError(f"ZooKeeper connect string {connect!r} has an empty host entry")
-    bracketed = _BRACKETED.match(entry)
-    if bracketed:
-        name, port_text = bracketed.group("address"), bracketed.group("port")
-        try:
-            ipaddress.IPv6Address(name)
-        except ValueError:
-            raise ConnectStringError(
-                f"ZooKeeper connect string {connect!r}: {entry!r} is not a bracketed IPv6 address"
-            ) from None
-    else:
-        if entry.count(":") > 1:
-            raise ConnectStringError(
-                f"ZooKeeper connect string {connect!r}: write IPv6 host {entry!r} in brackets, as [::1]:2181"
-            )
-        name, _, port_text = entry.partition(":")
-        if ":" not in entry:
-            port_text = None
-        if not _HOST_NAME.match(name):
-            raise ConnectStringError(f"ZooKeeper connect string {connect!r}: {name!r} is not a host name")
-    return Host(name, _parse_port(port_text, entry, connect))
-
-
-def _parse_port(text: str | None, entry: str, connect: str) -> int:
-    if text is None:
-        return DEFAULT_PORT
-    if text.isascii() and text.isdigit() and 0 < int(text) < 65536:
-        return int(text)
-    raise ConnectStringError(
-        f"ZooKeeper connect string {connect!r}: port {text!r} of {entry!r} is not a number from 1 to 65535"
-    )
-
-
-def _parse_chroot(chroot: str | None, connect: str) -> str | None:
-    """ZooKeeper's own rules (``PathUtils.validatePath``); ``/`` alone means no chroot, as in ZooKeeper."""
-    if chroot is None or chroot == "/":
-        return None
-    problem = None
-    if chroot.endswith("/"):
-        problem = "must not end with '/'"
-    elif "//" in chroot:
-        problem = "has an empty path element ('//')"
-    elif any(part in (".", "..") for part in chroot.split("/")):
-        problem = "has a relative path element ('.' or '..')"
-    elif "," in chroot:
-        problem = "contains ',' (hosts go before the chroot)"
-    elif any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c.isspace() for c in chroot):
-        problem = "contains whitespace or a control character"
-    if problem:
-        raise ConnectStringError(f"ZooKeeper connect string {connect!r}: chroot {chroot!r} {problem}")
-    return chroot
 
 
 # -- opening a client ------------------------------------------------------------------------------------------
@@ -456,12 +370,29 @@ def connected(settings: ZooKeeperSettings) -> Iterator[KazooClient]:
         close_client(client)
 
 
-def close_client(client: KazooClient) -> None:
-    """Stop (ending the session, so its ephemeral znodes go at once) and free the threads and sockets."""
-    try:
-        client.stop()
-    finally:
-        client.close()
+CLOSE_TIMEOUT = 2.0
+"""Seconds :func:`close_client` waits for kazoo to end the session. kazoo's ``stop`` waits for its connection
+thread, which may be inside a reconnection attempt or waiting for a frozen server's answer to the close request
+(up to two thirds of the session timeout), and then joins it without a bound."""
+
+
+def close_client(client: KazooClient, timeout: float = CLOSE_TIMEOUT) -> bool:
+    """Stop (ending the session, so its ephemeral znodes go at once) and free the threads and sockets, waiting
+    at most ``timeout`` seconds: against an ensemble that is away, the rest finishes in a daemon thread (kazoo's
+    own threads are daemons too), so a command can still end on time. True if it finished in time."""
+    done = threading.Event()
+
+    def stop_and_close() -> None:
+        try:
+            client.stop()
+            client.close()
+        except Exception:  # a client that cannot stop cleanly is being abandoned anyway
+            logging.getLogger(__name__).debug("closing a ZooKeeper client failed", exc_info=True)
+        finally:
+            done.set()
+
+    threading.Thread(target=stop_and_close, name="kto-zookeeper-close", daemon=True).start()
+    return done.wait(timeout)
 
 
 def _client_options(

@@ -7,6 +7,7 @@ Messages never contain a password: connect strings carry none, and credentials a
 from __future__ import annotations
 
 __all__ = [
+    "KraftMigrationError",
     "NotAKafkaClusterError",
     "WriteConflictError",
     "ZooKeeperAuthError",
@@ -35,6 +36,11 @@ class ZooKeeperChrootMissingError(ZooKeeperError):
 class NotAKafkaClusterError(ZooKeeperError):
     """The path has no ``/cluster/id`` or no ``/brokers/ids``: writing there would create a second, empty
     "cluster" that no broker reads."""
+
+
+class KraftMigrationError(ZooKeeperError):
+    """The cluster is migrating to KRaft (semantics §15): a KRaft controller owns the metadata, and znodes written
+    directly are not seen by it. Nothing is written; reading and planning still work."""
 
 
 class WriteConflictError(ZooKeeperError):

@@ -7,6 +7,11 @@ and probes a socket with ZooKeeper's four-letter words, so it needs neither kazo
 Everything stays off the network: the client port is bound to 127.0.0.1, the admin (Jetty) server is off,
 and the data directory is a temporary directory removed by :meth:`LocalZooKeeper.stop`.
 
+For fault tests it fails the ways a production server does: :meth:`LocalZooKeeper.kill` is a crash (``kill -9``)
+that keeps the data directory and port, :meth:`LocalZooKeeper.restart` brings the same server back on them, and
+:meth:`LocalZooKeeper.pause` / :meth:`LocalZooKeeper.resume` freeze and thaw it (SIGSTOP / SIGCONT: connections stay
+open, nothing answers).
+
 It can also run the way secured Kafka clusters run their ZooKeeper, so the client's TLS and SASL paths are
 tested against the real thing: a TLS client port (:class:`ServerTls`) and SASL DIGEST-MD5 users that every
 client must authenticate as (:class:`ServerSasl`).
@@ -285,6 +290,35 @@ class LocalZooKeeper:
                 return self
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def kill(self) -> None:
+        """Crash the server (SIGKILL, as ``kill -9``), keeping its data directory and port for :meth:`restart`."""
+        if self._process is None:
+            raise RuntimeError("LocalZooKeeper is not started")
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+
+    def restart(self) -> Self:
+        """Start a killed server again on the same port and data directory, as an operator restarting it would;
+        returns once it serves clients (its sessions survive if they have not expired meanwhile)."""
+        if self.running:
+            return self
+        if self._work_dir is None or self._port is None:
+            raise RuntimeError("LocalZooKeeper is not started")
+        classpath = self._classpath or zookeeper_classpath()
+        java = self._java or find_java()
+        self._launch(java, classpath, self._port, self._secure_port, work_dir=self._work_dir)
+        self._wait_until_serving()
+        return self
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): its sockets stay open and nothing answers, as in a long GC pause."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Thaw a paused server (SIGCONT)."""
+        os.kill(self.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         """Kill the server and remove its data directory; safe to call again, and after a failed start."""
         finalizer, self._finalizer = self._finalizer, None
@@ -367,10 +401,18 @@ class LocalZooKeeper:
 
     # -- internals -------------------------------------------------------------------------------------------
 
-    def _launch(self, java: str, classpath: str, port: int, secure_port: int | None) -> None:
-        work_dir = Path(tempfile.mkdtemp(prefix="kto-zookeeper-"))
+    def _launch(
+        self, java: str, classpath: str, port: int, secure_port: int | None, work_dir: Path | None = None
+    ) -> None:
+        """Start the JVM; with ``work_dir`` (a restart) on that server's existing data, appending to its log."""
+        if work_dir is not None and self._finalizer is not None:
+            detached = self._finalizer.detach()  # the old process is dead; its files pass to the new one
+            if detached is not None:
+                _, _, (_, old_log, _), _ = detached
+                old_log.close()
+        work_dir = work_dir or Path(tempfile.mkdtemp(prefix="kto-zookeeper-"))
         data_dir = work_dir / "data"
-        data_dir.mkdir()
+        data_dir.mkdir(exist_ok=True)
         config = work_dir / "zoo.cfg"
         system_properties = dict(self._system_properties)
         security_lines: list[str] = []
@@ -402,7 +444,7 @@ class LocalZooKeeper:
             ),
             encoding="utf-8",
         )
-        log_file = (work_dir / "zookeeper.log").open("wb")
+        log_file = (work_dir / "zookeeper.log").open("ab")
         process: subprocess.Popen[bytes] | None = None
         try:
             process = subprocess.Popen(

@@ -2,6 +2,8 @@
 
 kazoo's async API keeps all of them in flight on the one connection, so reading 10,000 znodes costs about one
 round trip plus the server's work, not 10,000 round trips. Used by the one-shot snapshot and the watched view.
+Every request goes through a ``BoundedClient``: no read waits past its deadline, and a lost connection surfaces
+as ``AnswerLostError`` (the caller reads the round again once ZooKeeper is back).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import EXCEPTIONS, NoNodeError
+from kazoo.exceptions import EXCEPTIONS, NoNodeError, ZookeeperError
 from kazoo.protocol.serialization import (
     GetData,
     int_struct,
@@ -22,6 +24,8 @@ from kazoo.protocol.serialization import (
     write_string,
 )
 from kazoo.protocol.states import WatchedEvent, ZnodeStat
+
+from topic_operator.zookeeper.bounded import AnswerLostError, BoundedClient
 
 __all__ = ["Pending", "Watch", "read_children", "read_data", "read_exists", "read_many"]
 
@@ -33,30 +37,36 @@ Watch = Callable[[WatchedEvent], None]
 
 @dataclass(frozen=True, slots=True)
 class Pending(Generic[T]):
-    """A request in flight; ``value()`` waits for its answer, and a missing znode gives None."""
+    """A request in flight; ``value()`` waits (boundedly) for its answer, and a missing znode gives None."""
 
+    zk: BoundedClient
     request: Any
     convert: Callable[[Any], T]
+    path: str
 
     def value(self) -> T | None:
         try:
-            answer = self.request.get()
+            answer = self.zk.answer(self.request, f"reading {self.path}")
         except NoNodeError:
             return None
         return self.convert(answer)
 
 
-def read_children(client: KazooClient, path: str, watch: Watch | None = None) -> Pending[list[str]]:
-    return Pending(client.get_children_async(path, watch=watch), list)
+def read_children(zk: BoundedClient, path: str, watch: Watch | None = None) -> Pending[list[str]]:
+    request = zk.submit(lambda: zk.client.get_children_async(path, watch=watch), f"reading {path}")
+    return Pending(zk, request, list, path)
 
 
-def read_data(client: KazooClient, path: str, watch: Watch | None = None) -> Pending[tuple[bytes, ZnodeStat]]:
-    return Pending(client.get_async(path, watch=watch), tuple)
+def read_data(zk: BoundedClient, path: str, watch: Watch | None = None) -> Pending[tuple[bytes, ZnodeStat]]:
+    return Pending(
+        zk, zk.submit(lambda: zk.client.get_async(path, watch=watch), f"reading {path}"), tuple, path
+    )
 
 
-def read_exists(client: KazooClient, path: str, watch: Watch | None = None) -> Pending[ZnodeStat]:
+def read_exists(zk: BoundedClient, path: str, watch: Watch | None = None) -> Pending[ZnodeStat]:
     """An exists-watch also fires when a missing znode is created, which a get-watch on it cannot."""
-    return Pending(client.exists_async(path, watch=watch), lambda stat: stat)
+    request = zk.submit(lambda: zk.client.exists_async(path, watch=watch), f"reading {path}")
+    return Pending(zk, request, lambda stat: stat, path)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -120,38 +130,47 @@ def _chrooted(client: KazooClient, path: str) -> str:
     return chroot + path if path != "/" else (chroot or "/")
 
 
-def _send_multi_read(client: KazooClient, paths: Sequence[str]) -> Any:
-    request = _MultiRead(tuple(_chrooted(client, p) for p in paths))
-    pending = client.handler.async_result()
-    client._call(request, pending)  # kazoo's own request path; there is no public one for custom requests
-    return pending
+def _send_multi_read(zk: BoundedClient, paths: Sequence[str]) -> Any:
+    request = _MultiRead(tuple(_chrooted(zk.client, p) for p in paths))
+
+    def start() -> Any:
+        pending = zk.client.handler.async_result()
+        zk.client._call(
+            request, pending
+        )  # kazoo's own request path; there is no public one for custom requests
+        return pending
+
+    return zk.submit(start, f"reading {len(paths)} znodes")
 
 
-def _supports_multi_read(client: KazooClient) -> bool:
-    known = _multi_read_support.get(client)
+def _supports_multi_read(zk: BoundedClient) -> bool:
+    """Probed once per client. A lost connection is no answer: it is raised, and the next read probes again."""
+    known = _multi_read_support.get(zk.client)
     if known is None:
         try:
-            answer = _send_multi_read(client, ["/"]).get(timeout=10)
+            answer = zk.answer(_send_multi_read(zk, ["/"]), "probing for multiRead")
             known = len(answer) == 1 and not isinstance(answer[0], Exception)
-        except Exception:  # an old server may answer with an error, garbage or a dropped connection
+        except AnswerLostError:
+            raise
+        except (ZookeeperError, ValueError, IndexError):  # an old server answers with an error or garbage
             known = False
-        _multi_read_support[client] = known
+        _multi_read_support[zk.client] = known
     return known
 
 
-def read_many(client: KazooClient, paths: Sequence[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
+def read_many(zk: BoundedClient, paths: Sequence[str]) -> dict[str, tuple[bytes, ZnodeStat] | None]:
     """The data and stat of every path (None for a missing znode), in batches of multiRead where the server
     has it, otherwise as pipelined single reads. Any error other than a missing znode is raised."""
     if not paths:
         return {}
-    if not _supports_multi_read(client):
-        pending = {path: read_data(client, path) for path in paths}
-        return {path: read.value() for path, read in pending.items()}
+    if not _supports_multi_read(zk):
+        pending = [(path, read_data(zk, path)) for path in paths]
+        return {path: read.value() for path, read in pending}
     batches = [paths[i : i + _BATCH] for i in range(0, len(paths), _BATCH)]
-    in_flight = [(batch, _send_multi_read(client, batch)) for batch in batches]
+    in_flight = [(batch, _send_multi_read(zk, batch)) for batch in batches]
     results: dict[str, tuple[bytes, ZnodeStat] | None] = {}
     for batch, request in in_flight:
-        for path, answer in zip(batch, request.get(), strict=True):
+        for path, answer in zip(batch, zk.answer(request, f"reading {len(batch)} znodes"), strict=True):
             if isinstance(answer, NoNodeError):
                 results[path] = None
             elif isinstance(answer, Exception):

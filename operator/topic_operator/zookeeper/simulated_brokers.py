@@ -70,8 +70,11 @@ def register_broker(
     rack: str | None = None,
     host: str = "127.0.0.1",
     port: int | None = None,
+    ephemeral: bool = True,
 ) -> None:
-    """Register as a broker does: an ephemeral ``/brokers/ids/<id>`` owned by ``client``'s session."""
+    """Register as a broker does: an ephemeral ``/brokers/ids/<id>`` owned by ``client``'s session. Fault tests
+    that kill ZooKeeper for longer than a session lasts register persistent ones (``ephemeral=False``) instead,
+    standing for brokers that register again after the outage."""
     payload = BrokerIdZNode.encode(
         broker_id,
         host,
@@ -79,16 +82,20 @@ def register_broker(
         rack=rack,
         timestamp_ms=int(time.time() * 1000),
     )
-    client.create(BrokerIdZNode.path(broker_id), payload, ephemeral=True)
+    client.create(BrokerIdZNode.path(broker_id), payload, ephemeral=ephemeral)
 
 
-def register_brokers(client: KazooClient, racks: Sequence[str | None], *, controller: int | None = 0) -> None:
+def register_brokers(
+    client: KazooClient, racks: Sequence[str | None], *, controller: int | None = 0, ephemeral: bool = True
+) -> None:
     """Brokers ``0..len(racks)-1`` with the given racks, and (optionally) one of them as the controller."""
     for broker_id, rack in enumerate(racks):
-        register_broker(client, broker_id, rack=rack)
+        register_broker(client, broker_id, rack=rack, ephemeral=ephemeral)
     if controller is not None:
         client.create(
-            ControllerZNode.path, ControllerZNode.encode(controller, int(time.time() * 1000)), ephemeral=True
+            ControllerZNode.path,
+            ControllerZNode.encode(controller, int(time.time() * 1000)),
+            ephemeral=ephemeral,
         )
 
 

@@ -3,24 +3,39 @@
 One round trip per znode would make 10,000 topics cost 20,000 sequential round trips. Instead each round is
 issued before any answer is awaited: the listings, then every broker, topic and config znode (batched through
 multiRead where the server has it, see ``pipelined.read_many``), then (only when asked) every partition state.
+
+The read is bounded by a deadline (``bounded.Patience``): if the connection drops under it, the whole read starts
+again once ZooKeeper is back (reads have no effects, and a snapshot must be of one moment), and if ZooKeeper
+stays away past the deadline, ``ZooKeeperUnavailableError`` says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
+from topic_operator.zookeeper.bounded import (
+    DEFAULT_DEADLINE,
+    AnswerLostError,
+    BoundedClient,
+    Patience,
+    client_gave_up,
+)
 from topic_operator.zookeeper.pipelined import read_children, read_data, read_many
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
     ClusterIdZNode,
+    ControllerInfo,
     ControllerZNode,
     DeleteTopicsZNode,
+    MigrationState,
+    MigrationZNode,
     PartitionStateZNode,
     ReassignPartitionsZNode,
     TopicConfigsZNode,
@@ -30,44 +45,84 @@ from topic_operator.zookeeper.znodes import (
     ZnodeFormatError,
 )
 
-__all__ = ["decode_brokers", "decode_reassignment", "read_cluster", "topic_state"]
+__all__ = [
+    "READ_ATTEMPTS",
+    "SINGLE_ZNODES",
+    "ClusterFacts",
+    "Unreadable",
+    "bounded",
+    "broker_ids_of",
+    "decode_brokers",
+    "decode_singles",
+    "kraft_migration",
+    "read_cluster",
+    "topic_state",
+]
+
+T = TypeVar("T")
+
+READ_ATTEMPTS = 5
+"""Whole reads started before an ensemble that keeps dropping the connection (each time after answering again)
+is reported unavailable: each attempt is bounded by the deadline, so the read as a whole is too."""
+
+
+def bounded(client: KazooClient, deadline: float | Patience) -> BoundedClient:
+    """``client`` behind a deadline: seconds, or a ``Patience`` shared with the other steps of one command."""
+    return BoundedClient(client, deadline if isinstance(deadline, Patience) else Patience(deadline))
 
 
 def read_cluster(
-    client: KazooClient, *, partition_states: bool = False, topics: Collection[str] | None = None
+    client: KazooClient,
+    *,
+    partition_states: bool = False,
+    topics: Collection[str] | None = None,
+    deadline: float | Patience = DEFAULT_DEADLINE,
 ) -> ClusterState:
     """The cluster as ZooKeeper holds it now: brokers, controller, cluster id, and every topic (or only
     ``topics``) with assignment, ``topic_id``, config overrides, znode versions, deletion marks and
     reassignments; with ``partition_states``, each partition's leader and ISR too.
 
-    ``client`` must be started and rooted at the cluster's chroot.
+    ``client`` must be started and rooted at the cluster's chroot. ``deadline``: how long ZooKeeper may keep
+    the read waiting (``ZooKeeperUnavailableError`` after that).
     """
+    zk = bounded(client, deadline)
+    attempt = 1
+    while True:
+        zk.patience.restart()
+        try:
+            return _read_once(zk, partition_states, topics)
+        except AnswerLostError:
+            if attempt >= READ_ATTEMPTS or zk.patience.expired or client_gave_up(client):
+                raise zk.unavailable("reading the cluster") from None
+            attempt += 1
+
+
+def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str] | None) -> ClusterState:
     listings = {
-        "brokers": read_children(client, BrokerIdsZNode.path),
-        "topics": read_children(client, TopicsZNode.path),
-        "configs": read_children(client, TopicConfigsZNode.path),
-        "deleting": read_children(client, DeleteTopicsZNode.path),
+        "brokers": read_children(zk, BrokerIdsZNode.path),
+        "topics": read_children(zk, TopicsZNode.path),
+        "configs": read_children(zk, TopicConfigsZNode.path),
+        "deleting": read_children(zk, DeleteTopicsZNode.path),
     }
-    cluster_id = read_data(client, ClusterIdZNode.path)
-    controller = read_data(client, ControllerZNode.path)
-    reassignment = read_data(client, ReassignPartitionsZNode.path)
+    singles = {path: read_data(zk, path) for path in SINGLE_ZNODES}
     listed = {name: read.value() or [] for name, read in listings.items()}
+    unreadable = Unreadable()
 
     topic_names = sorted(listed["topics"] if topics is None else set(listed["topics"]) & set(topics))
     config_names = sorted(set(listed["configs"]) if topics is None else set(listed["configs"]) & set(topics))
-    broker_ids = sorted(int(b) for b in listed["brokers"] if b.isdigit())
+    broker_ids = broker_ids_of(listed["brokers"], unreadable)
     answers = read_many(
-        client,
+        zk,
         [
             *(BrokerIdZNode.path(b) for b in broker_ids),
             *(TopicZNode.path(t) for t in topic_names),
             *(TopicConfigZNode.path(t) for t in config_names),
         ],
     )
-    brokers = decode_brokers({b: answers[BrokerIdZNode.path(b)] for b in broker_ids})
+    brokers = decode_brokers({b: answers[BrokerIdZNode.path(b)] for b in broker_ids}, unreadable)
+    facts = decode_singles({path: read.value() for path, read in singles.items()}, unreadable)
     deleting = set(listed["deleting"])
-    reassigning = decode_reassignment(reassignment.value())
-    unreadable: dict[str, str] = {}
+    unreadable_topics: dict[str, str] = {}
     states: dict[str, TopicState] = {}
     for topic in topic_names:
         answer = answers[TopicZNode.path(topic)]
@@ -75,9 +130,11 @@ def read_cluster(
             continue
         config_answer = answers.get(TopicConfigZNode.path(topic))
         try:
-            states[topic] = topic_state(topic, answer, config_answer, topic in deleting, topic in reassigning)
+            states[topic] = topic_state(
+                topic, answer, config_answer, topic in deleting, topic in facts.reassigning
+            )
         except ZnodeFormatError as error:
-            unreadable[topic] = str(error)
+            unreadable_topics[topic] = str(error)
     listed_topics = set(topic_names)
     orphans = {
         t: answer[1].version
@@ -85,36 +142,122 @@ def read_cluster(
         if t not in listed_topics and (answer := answers[TopicConfigZNode.path(t)]) is not None
     }
     if partition_states:
-        states = _with_partition_states(client, states)
-    cluster_answer = cluster_id.value()
-    controller_answer = controller.value()
+        states = _with_partition_states(zk, states, unreadable)
     return ClusterState(
-        cluster_id=ClusterIdZNode.decode(cluster_answer[0]) if cluster_answer else None,
+        cluster_id=facts.cluster_id,
         brokers=brokers,
         topics=states,
-        controller=ControllerZNode.decode(controller_answer[0]).broker_id if controller_answer else None,
+        controller=facts.controller,
         orphan_configs=orphans,
         marked_for_deletion=frozenset(deleting),
-        unreadable_topics=unreadable,
+        unreadable_topics=unreadable_topics,
+        unreadable_znodes=dict(sorted(unreadable.items())),
+        kraft_migration=facts.kraft_migration,
     )
 
 
-def decode_brokers(answers: Mapping[int, tuple[bytes, Any] | None]) -> dict[int, Broker]:
-    """A broker whose registration vanished between listing and read has gone away: skip it, as Kafka does."""
+class Unreadable(dict[str, str]):
+    """Znodes found not in a format Kafka writes while decoding one read: path -> problem."""
+
+    def decode(self, decoder: Callable[[], T]) -> T | None:
+        """``decoder()``, or None with the znode and its problem recorded when it raises ``ZnodeFormatError``."""
+        try:
+            return decoder()
+        except ZnodeFormatError as error:
+            self[error.path] = error.problem
+            return None
+
+
+SINGLE_ZNODES = (ClusterIdZNode.path, ControllerZNode.path, MigrationZNode.path, ReassignPartitionsZNode.path)
+"""The cluster-wide znodes read with every snapshot, each of which may be absent."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFacts:
+    """What the cluster-wide znodes say (``decode_singles``)."""
+
+    cluster_id: str | None
+    controller: int | None
+    kraft_migration: str | None
+    reassigning: frozenset[str]
+
+
+def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: Unreadable) -> ClusterFacts:
+    """``SINGLE_ZNODES``' answers (None: absent) decoded, each unreadable one recorded in ``unreadable``."""
+
+    def decoded(path: str, decoder: Callable[[bytes], T]) -> T | None:
+        answer = answers.get(path)
+        return None if answer is None else unreadable.decode(partial(decoder, answer[0]))
+
+    controller = decoded(ControllerZNode.path, ControllerZNode.decode)
+    return ClusterFacts(
+        cluster_id=decoded(ClusterIdZNode.path, ClusterIdZNode.decode),
+        controller=controller.broker_id if controller is not None else None,
+        kraft_migration=kraft_migration(
+            answers.get(MigrationZNode.path),
+            decoded(MigrationZNode.path, MigrationZNode.decode),
+            controller,
+            unreadable,
+        ),
+        reassigning=frozenset(decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or ()),
+    )
+
+
+def kraft_migration(
+    migration_answer: object,
+    migration: MigrationState | None,
+    controller: ControllerInfo | None,
+    unreadable: Mapping[str, str],
+) -> str | None:
+    """Why the cluster is (or may be) migrating to KRaft (semantics §15), or None. ``/migration`` exists from the
+    start of a migration; a KRaft controller writes ``/controller`` with its ``kraftControllerEpoch`` (ZooKeeper
+    controllers write -1). An unreadable ``/migration`` counts: it exists, and only a migration writes it."""
+    if migration is not None:
+        return (
+            f"{MigrationZNode.path} exists (KRaft controller {migration.kraft_controller_id}, epoch "
+            f"{migration.kraft_controller_epoch})"
+        )
+    if migration_answer is not None:
+        return f"{MigrationZNode.path} exists, though unreadable ({unreadable.get(MigrationZNode.path)})"
+    if (
+        controller is not None
+        and controller.kraft_controller_epoch is not None
+        and controller.kraft_controller_epoch >= 0
+    ):
+        return (
+            f"{ControllerZNode.path} is held by KRaft controller {controller.broker_id} "
+            f"(kraftControllerEpoch {controller.kraft_controller_epoch})"
+        )
+    return None
+
+
+def broker_ids_of(children: Collection[str], unreadable: Unreadable) -> list[int]:
+    """Registered broker ids, sorted; a child that is not an id is recorded (Kafka names registrations by id)."""
+    ids = []
+    for child in children:
+        if child.isascii() and child.isdigit():
+            ids.append(int(child))
+        else:
+            unreadable[f"{BrokerIdsZNode.path}/{child}"] = (
+                "not a broker id: brokers register under their integer id"
+            )
+    return sorted(ids)
+
+
+def decode_brokers(
+    answers: Mapping[int, tuple[bytes, Any] | None], unreadable: Unreadable
+) -> dict[int, Broker]:
+    """A broker whose registration vanished between listing and read has gone away: skip it, as Kafka does. One
+    whose registration cannot be read is left out too, and recorded in ``unreadable``: its rack is unknown."""
     brokers: dict[int, Broker] = {}
     for broker_id in sorted(answers):
         answer = answers[broker_id]
         if answer is None:
             continue
-        registration = BrokerIdZNode.decode(broker_id, answer[0])
-        brokers[broker_id] = Broker(broker_id, registration.rack, registration.endpoints, answer[1].czxid)
+        registration = unreadable.decode(partial(BrokerIdZNode.decode, broker_id, answer[0]))
+        if registration is not None:
+            brokers[broker_id] = Broker(broker_id, registration.rack, registration.endpoints, answer[1].czxid)
     return brokers
-
-
-def decode_reassignment(answer: tuple[bytes, Any] | None) -> set[str]:
-    if answer is None:
-        return set()
-    return set(ReassignPartitionsZNode.decode(answer[0]))
 
 
 def topic_state(
@@ -139,19 +282,31 @@ def topic_state(
     )
 
 
-def _with_partition_states(client: KazooClient, states: dict[str, TopicState]) -> dict[str, TopicState]:
-    """The controller creates state znodes shortly after a topic (§13.5); a partition without one has none yet."""
+def _with_partition_states(
+    zk: BoundedClient, states: dict[str, TopicState], unreadable: Unreadable
+) -> dict[str, TopicState]:
+    """The controller creates state znodes shortly after a topic (§13.5); a partition without one has none yet.
+    An unreadable one is recorded in ``unreadable`` and in its topic's ``unreadable_partition_states``."""
     paths = {
         (topic, p): PartitionStateZNode.path(topic, p)
         for topic, state in states.items()
         for p in state.partitions
     }
-    answers = read_many(client, list(paths.values()))
+    answers = read_many(zk, list(paths.values()))
     by_topic: dict[str, dict[int, PartitionState]] = {topic: {} for topic in states}
+    problems: dict[str, dict[int, str]] = {topic: {} for topic in states}
     for (topic, partition), path in paths.items():
         answer = answers[path]
-        if answer is not None:
-            by_topic[topic][partition] = PartitionStateZNode.decode(
-                topic, partition, answer[0], answer[1].version
-            )
-    return {topic: replace(state, partition_states=by_topic[topic]) for topic, state in states.items()}
+        if answer is None:
+            continue
+        decoded = unreadable.decode(
+            partial(PartitionStateZNode.decode, topic, partition, answer[0], answer[1].version)
+        )
+        if decoded is not None:
+            by_topic[topic][partition] = decoded
+        else:
+            problems[topic][partition] = unreadable[path]
+    return {
+        topic: replace(state, partition_states=by_topic[topic], unreadable_partition_states=problems[topic])
+        for topic, state in states.items()
+    }

@@ -9,6 +9,10 @@ ZooKeeper watches fire once and live on one connection, and kazoo does not re-re
 (it sends no SetWatches): when the connection is suspended it fires every pending watch with an event of type
 NONE and forgets them. The view treats that event, and the connection coming back, as "everything is stale" and
 re-reads (and re-arms) the whole cluster on the next ``state()``.
+
+``state()`` is bounded by a deadline like every read (``bounded.Patience``): a refresh cut by a lost connection
+is redone in full once ZooKeeper is back, and one that ZooKeeper leaves waiting past the deadline raises
+``ZooKeeperUnavailableError`` and leaves the view marked stale for the next call.
 """
 
 from __future__ import annotations
@@ -21,14 +25,31 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from topic_operator.model import Broker, ClusterState, TopicState
+from topic_operator.zookeeper.bounded import (
+    DEFAULT_DEADLINE,
+    AnswerLostError,
+    BoundedClient,
+    Patience,
+    client_gave_up,
+)
 from topic_operator.zookeeper.pipelined import Pending, read_children, read_data, read_exists
-from topic_operator.zookeeper.snapshot import decode_brokers, decode_reassignment, topic_state
+from topic_operator.zookeeper.snapshot import (
+    READ_ATTEMPTS,
+    SINGLE_ZNODES,
+    ClusterFacts,
+    Unreadable,
+    bounded,
+    broker_ids_of,
+    decode_brokers,
+    decode_singles,
+    topic_state,
+)
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     BrokerIdZNode,
-    ClusterIdZNode,
     ControllerZNode,
     DeleteTopicsZNode,
+    MigrationZNode,
     ReassignPartitionsZNode,
     TopicConfigsZNode,
     TopicConfigZNode,
@@ -65,25 +86,28 @@ class WatchedCluster:
     """The cluster behind ``client`` (started, rooted at the cluster's chroot), always as of the last ``state()``.
 
     ``state()`` is cheap when nothing changed. ``wait_for_change(timeout)`` lets a caller sleep until a watch
-    fires. Call ``close()`` before stopping the client.
+    fires. Call ``close()`` before stopping the client. ``deadline``: how long ZooKeeper may keep a ``state()``
+    waiting, unless the call gives its own.
     """
 
-    def __init__(self, client: KazooClient) -> None:
+    def __init__(self, client: KazooClient, *, deadline: float = DEFAULT_DEADLINE) -> None:
         self._client = client
+        self._deadline = deadline
         self._marks_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._stale = _Stale(everything=True)
         self._changed = threading.Event()
         self._closed = False
         self._was_disconnected = False
-        self._cluster_id: str | None = None
-        self._controller: int | None = None
+        self._single_answers: dict[str, Answer | None] = {}
+        self._facts = ClusterFacts(None, None, None, frozenset())
+        self._unreadable_singles = Unreadable()
         self._brokers: dict[int, Broker] = {}
+        self._unreadable_brokers = Unreadable()
         self._topic_answers: dict[str, Answer] = {}
         self._config_answers: dict[str, Answer] = {}
         self._config_names: set[str] = set()
         self._deleting: set[str] = set()
-        self._reassigning: set[str] = set()
         self._topics: dict[str, TopicState] = {}
         self._unreadable: dict[str, str] = {}
         self._state: ClusterState | None = None
@@ -91,14 +115,27 @@ class WatchedCluster:
 
     # -- public -------------------------------------------------------------------------------------------------
 
-    def state(self) -> ClusterState:
-        """The current cluster: what changed since the last call is re-read first."""
+    def state(self, *, deadline: float | Patience | None = None) -> ClusterState:
+        """The current cluster: what changed since the last call is re-read first, within ``deadline``."""
+        zk = bounded(self._client, deadline if deadline is not None else self._deadline)
         with self._refresh_lock:
             with self._marks_lock:
                 stale, self._stale = self._stale, _Stale()
                 self._changed.clear()
-            if stale or self._state is None:
-                self._refresh(stale)
+            attempt = 1
+            while stale or self._state is None:
+                zk.patience.restart()
+                try:
+                    self._refresh(zk, stale)
+                    break
+                except AnswerLostError:
+                    # Half a refresh may be applied: only a whole re-read is sure to be right again.
+                    stale = _Stale(everything=True)
+                    self._state = None
+                    if attempt >= READ_ATTEMPTS or zk.patience.expired or client_gave_up(self._client):
+                        self._mark(everything=True)
+                        raise zk.unavailable("reading the cluster") from None
+                    attempt += 1
             assert self._state is not None
             return self._state
 
@@ -173,9 +210,8 @@ class WatchedCluster:
 
     # -- refreshing (the caller's thread) -----------------------------------------------------------------------
 
-    def _refresh(self, stale: _Stale) -> None:
+    def _refresh(self, client: BoundedClient, stale: _Stale) -> None:
         everything = stale.everything or self._state is None
-        client = self._client
         listings: dict[str, Pending[list[str]]] = {}
         if everything or stale.brokers:
             listings["brokers"] = read_children(client, BrokerIdsZNode.path, self._on_brokers)
@@ -185,14 +221,14 @@ class WatchedCluster:
             listings["configs"] = read_children(client, TopicConfigsZNode.path, self._on_config_listing)
         if everything or stale.deletions:
             listings["deleting"] = read_children(client, DeleteTopicsZNode.path, self._on_deletions)
-        singles = self._read_singles(everything, stale)
+        singles = self._read_singles(client, everything, stale)
         listed = {name: pending.value() or [] for name, pending in listings.items()}
 
         topics_to_read, configs_to_read = self._what_to_read(everything, stale, listed)
+        unreadable_brokers = Unreadable()
         broker_reads = {
-            int(b): read_data(client, BrokerIdZNode.path(int(b)))
-            for b in listed.get("brokers", [])
-            if b.isdigit()
+            b: read_data(client, BrokerIdZNode.path(b))
+            for b in broker_ids_of(listed.get("brokers", []), unreadable_brokers)
         }
         topic_reads = {t: read_data(client, TopicZNode.path(t), self._on_topic) for t in topics_to_read}
         config_reads = {
@@ -200,40 +236,42 @@ class WatchedCluster:
         }
 
         if "brokers" in listed:
-            self._brokers = decode_brokers({b: read.value() for b, read in broker_reads.items()})
+            answers = {b: read.value() for b, read in broker_reads.items()}
+            self._brokers = decode_brokers(answers, unreadable_brokers)
+            self._unreadable_brokers = unreadable_brokers
         if "deleting" in listed:
             self._deleting = set(listed["deleting"])
         self._apply_singles(singles)
         changed = self._apply_topic_reads(topic_reads) | self._apply_config_reads(client, config_reads)
-        if "deleting" in listed or "reassignment" in singles or everything:
+        if "deleting" in listed or ReassignPartitionsZNode.path in singles or everything:
             changed |= set(self._topic_answers)
         self._rebuild(changed)
 
-    def _read_singles(self, everything: bool, stale: _Stale) -> dict[str, Pending[Any]]:
-        """Znodes that may not exist: an exists-watch also fires on their creation."""
-        client = self._client
-        singles: dict[str, Pending[Any]] = {}
-        if everything:
-            singles["cluster_id"] = read_data(client, ClusterIdZNode.path)
-        if everything or stale.reassignment:
-            singles["reassignment"] = read_exists(client, ReassignPartitionsZNode.path, self._on_reassignment)
-            singles["reassignment_data"] = read_data(client, ReassignPartitionsZNode.path)
-        if everything or stale.controller:
-            singles["controller"] = read_exists(client, ControllerZNode.path, self._on_controller)
-            singles["controller_data"] = read_data(client, ControllerZNode.path)
+    def _read_singles(
+        self, client: BoundedClient, everything: bool, stale: _Stale
+    ) -> dict[str, tuple[Pending[Any] | None, Pending[Any]]]:
+        """The cluster-wide znodes to re-read, each with an exists-watch (it also fires on creation) where a
+        change matters: a reassignment, a new controller, a migration to KRaft starting."""
+        watched = {
+            ReassignPartitionsZNode.path: (everything or stale.reassignment, self._on_reassignment),
+            ControllerZNode.path: (everything or stale.controller, self._on_controller),
+            MigrationZNode.path: (everything or stale.controller, self._on_controller),
+        }
+        singles: dict[str, tuple[Pending[Any] | None, Pending[Any]]] = {}
+        for path in SINGLE_ZNODES:
+            wanted, watch = watched.get(path, (everything, None))
+            if wanted:
+                exists = read_exists(client, path, watch) if watch is not None else None
+                singles[path] = (exists, read_data(client, path))
         return singles
 
-    def _apply_singles(self, singles: dict[str, Pending[Any]]) -> None:
-        if "cluster_id" in singles:
-            answer = singles["cluster_id"].value()
-            self._cluster_id = ClusterIdZNode.decode(answer[0]) if answer else None
-        if "reassignment" in singles:
-            singles["reassignment"].value()
-            self._reassigning = decode_reassignment(singles["reassignment_data"].value())
-        if "controller" in singles:
-            singles["controller"].value()
-            answer = singles["controller_data"].value()
-            self._controller = ControllerZNode.decode(answer[0]).broker_id if answer else None
+    def _apply_singles(self, singles: dict[str, tuple[Pending[Any] | None, Pending[Any]]]) -> None:
+        for path, (exists, data) in singles.items():
+            if exists is not None:
+                exists.value()  # arms the watch
+            self._single_answers[path] = data.value()
+        self._unreadable_singles = Unreadable()
+        self._facts = decode_singles(self._single_answers, self._unreadable_singles)
 
     def _what_to_read(
         self, everything: bool, stale: _Stale, listed: dict[str, list[str]]
@@ -272,7 +310,7 @@ class WatchedCluster:
                 self._topic_answers[topic] = answer
         return set(reads)
 
-    def _apply_config_reads(self, client: KazooClient, reads: dict[str, Pending[Answer]]) -> set[str]:
+    def _apply_config_reads(self, client: BoundedClient, reads: dict[str, Pending[Answer]]) -> set[str]:
         """A get on a missing znode leaves no watch: watch its creation with exists instead."""
         missing: dict[str, Pending[Any]] = {}
         for topic, pending in reads.items():
@@ -298,7 +336,7 @@ class WatchedCluster:
                     answer,
                     self._config_answers.get(topic),
                     topic in self._deleting,
-                    topic in self._reassigning,
+                    topic in self._facts.reassigning,
                 )
                 self._unreadable.pop(topic, None)
             except ZnodeFormatError as error:
@@ -308,11 +346,13 @@ class WatchedCluster:
             t: answer[1].version for t, answer in self._config_answers.items() if t not in self._topic_answers
         }
         self._state = ClusterState(
-            cluster_id=self._cluster_id,
+            cluster_id=self._facts.cluster_id,
             brokers=dict(self._brokers),
             topics=dict(self._topics),
-            controller=self._controller,
+            controller=self._facts.controller,
             orphan_configs=orphans,
             marked_for_deletion=frozenset(self._deleting),
             unreadable_topics=dict(self._unreadable),
+            unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
+            kraft_migration=self._facts.kraft_migration,
         )

@@ -5,31 +5,30 @@ semantics §8). Here each action is one ``multi``: create config + topic togethe
 znode at the version read, set config at the version read together with its change notification. A version that
 moved is a ``WriteConflictError`` (nothing written; re-read and re-plan), never a silent overwrite.
 
-After a connection loss or session expiry the outcome of a commit is unknown. The writer then re-reads the
-znodes the transaction would have changed and decides: committed (done, no second notification), not committed
-(send it again), or changed by someone else (conflict). Many actions are pipelined: up to ``window`` commits are
-in flight at once, because one round trip per topic would make 10,000 topics cost 10,000 round trips.
+After a connection loss or session expiry the outcome of a commit is unknown. Once ZooKeeper is back, the writer
+re-reads the znodes those transactions would have changed and decides for each: committed (done, no second
+notification), not committed (send it again), or changed by someone else (conflict). Many actions are pipelined:
+every commit is in flight before the first answer is awaited, because one round trip per topic would make 10,000
+topics cost 10,000 round trips.
+
+Every wait is bounded by one deadline (``bounded.Patience``): if ZooKeeper stays away longer, the batch ends and
+each action is reported as it stands, never guessed: APPLIED, NOT_WRITTEN (nothing of it landed: never sent, or
+found not committed), or UNKNOWN (sent, and ZooKeeper did not come back in time to tell). Commits are only ever
+issued while connected, so nothing is left queued in kazoo to land after the batch has reported.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+import contextlib
+from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Any
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import (
-    BadVersionError,
-    ConnectionLoss,
-    NodeExistsError,
-    NoNodeError,
-    OperationTimeoutError,
-    RolledBackError,
-    SessionExpiredError,
-)
-from kazoo.retry import KazooRetry, RetryFailedError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.security import ACL
 
 from topic_operator.kafka.errors import (
@@ -40,42 +39,65 @@ from topic_operator.kafka.errors import (
     UnknownTopicOrPartitionError,
 )
 from topic_operator.kafka.topic_names import is_internal
+from topic_operator.kafka.znode_payloads import too_large
 from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic
+from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, AnswerLostError, BoundedClient, Patience
 from topic_operator.zookeeper.connection import KAFKA_SECURE_ACL
 from topic_operator.zookeeper.errors import (
+    KraftMigrationError,
     NotAKafkaClusterError,
     WriteConflictError,
     ZooKeeperUnavailableError,
 )
+from topic_operator.zookeeper.pipelined import read_many
+from topic_operator.zookeeper.snapshot import Unreadable, bounded, decode_singles
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
     ClusterIdZNode,
     ConfigChangeZNode,
+    ControllerZNode,
     DeleteTopicsZNode,
     DeleteTopicZNode,
+    MigrationZNode,
     ReassignPartitionsZNode,
     TopicConfigsZNode,
     TopicConfigZNode,
     TopicsZNode,
     TopicZNode,
     TopicZNodeData,
+    ZnodeFormatError,
 )
 
-__all__ = ["KAFKA_SECURE_ACL", "Outcome", "WriteResult", "ZooKeeperWriter"]
+__all__ = ["KAFKA_SECURE_ACL", "Outcome", "WriteResult", "ZooKeeperWriter", "kraft_migration_refusal"]
 
-_UNKNOWN_OUTCOME = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
+_OWNERSHIP = (ControllerZNode.path, MigrationZNode.path)
+"""Read before every batch: a cluster migrating to KRaft gets no write (semantics §15)."""
+
+
+def kraft_migration_refusal(where: str, migration: str) -> str:
+    """The one line refusing every write to a cluster migrating to KRaft."""
+    return (
+        f"ZooKeeper path {where!r} holds a Kafka cluster migrating to KRaft ({migration}): znodes written now "
+        "would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing there; nothing was written"
+    )
 
 
 class Outcome(Enum):
     APPLIED = "applied"
     CONFLICT = "conflict"
     REJECTED = "rejected"
+    NOT_WRITTEN = "not_written"
+    """Nothing of the action landed: ZooKeeper went away before it was sent, or it was found not committed and
+    could not be sent again within the deadline."""
+    UNKNOWN = "unknown"
+    """Sent, but its answer was lost with the connection and ZooKeeper did not come back within the deadline to
+    tell whether it landed: re-read before relying on either."""
 
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What happened to one action. ``error`` explains a conflict or rejection; ``retried`` counts commits sent
-    again after their outcome was lost with the connection."""
+    """What happened to one action. ``error`` explains a conflict, rejection, or why it was not written or is
+    unknown; ``retried`` counts commits sent again after their outcome was lost with the connection."""
 
     action: Action
     outcome: Outcome
@@ -92,8 +114,9 @@ class ZooKeeperWriter:
     """Applies actions through one started client rooted at a Kafka cluster's chroot.
 
     ``acl``: ACLs for every znode created (``KAFKA_SECURE_ACL`` for clusters run with ``zookeeper.set.acl=true``;
-    default: the client's default, open). ``retry_deadline``: how long to wait for ZooKeeper to come back before
-    reporting an action's outcome as unknown. ``sleep`` is injectable so tests of the retry path need not wait.
+    default: the client's default, open). ``max_attempts``: commits of one action, the first included, while the
+    connection keeps dropping under them. ``window``: commits sent before their answers are collected.
+    ``deadline``: how long ZooKeeper may keep a batch waiting (seconds, unless ``apply_all`` is given its own).
     """
 
     def __init__(
@@ -103,65 +126,75 @@ class ZooKeeperWriter:
         acl: Sequence[ACL] | None = None,
         max_attempts: int = 5,
         window: int = 1000,
-        retry_deadline: float = 60.0,
-        sleep: Callable[[float], None] = time.sleep,
+        deadline: float = DEFAULT_DEADLINE,
     ) -> None:
         self._client = client
         self._acl = list(acl) if acl is not None else None
         self._max_attempts = max_attempts
         self._window = window
-        self._retry = KazooRetry(max_tries=-1, deadline=retry_deadline, ignore_expire=True, sleep_func=sleep)
-        self._wait = retry_deadline
-        self._ensemble_away = False
-        self._checked_cluster = False
+        self._deadline = deadline
 
     # -- public -------------------------------------------------------------------------------------------------
 
-    def apply(self, action: Action) -> WriteResult:
-        """Apply one action; raises the conflict or rejection instead of returning it."""
-        result = self.apply_all([action])[0]
-        if result.error is not None:
+    def apply(self, action: Action, *, deadline: float | Patience | None = None) -> WriteResult:
+        """Apply one action; raises the conflict, rejection or unavailability instead of returning it."""
+        result = self.apply_all([action], deadline=deadline)[0]
+        if result.error is not None and result.outcome is not Outcome.APPLIED:
             raise result.error
         return result
 
-    def apply_all(self, actions: Sequence[Action]) -> list[WriteResult]:
+    def apply_all(
+        self, actions: Sequence[Action], *, deadline: float | Patience | None = None
+    ) -> list[WriteResult]:
         """Apply every action, pipelined, and report each one's outcome in order. One action's conflict or
-        rejection never stops the others."""
-        self.require_kafka_cluster()
-        self._ensure_parents(actions)
-        reassigning = self._topics_being_reassigned(actions)
-        self._ensemble_away = False
-        results: list[WriteResult | None] = [None] * len(actions)
-        in_flight: list[tuple[int, Any]] = []
-        for index, action in enumerate(actions):
-            rejection = self._precheck(action, reassigning)
-            if rejection is not None:
-                results[index] = WriteResult(action, Outcome.REJECTED, rejection)
-                continue
-            in_flight.append((index, self._transaction(action).commit_async()))
-            if len(in_flight) >= self._window:
-                self._collect(actions, in_flight, results)
-        self._collect(actions, in_flight, results)
-        return [r for r in results if r is not None]
+        rejection never stops the others; an outage past the deadline ends the batch with each action's outcome.
 
-    def require_kafka_cluster(self) -> None:
-        """Refuse to write where no Kafka cluster lives (wrong chroot): checked once per writer."""
-        if self._checked_cluster:
-            return
-        missing = [
-            p
-            for p in (ClusterIdZNode.path, BrokerIdsZNode.path)
-            if self._retry(self._client.exists, p) is None
-        ]
+        Raises ``NotAKafkaClusterError``, ``KraftMigrationError`` (or ``ZooKeeperUnavailableError``, if ZooKeeper
+        is away past the deadline already) before anything is written.
+        """
+        zk = bounded(self._client, deadline if deadline is not None else self._deadline)
+        zk.patience.restart()
+        self._require_kafka_cluster(zk, writing=True)
+        self._ensure_parents(zk, actions)
+        return _Batch(self, zk, actions).run(self._topics_being_reassigned(zk, actions))
+
+    def require_kafka_cluster(
+        self, *, writing: bool = False, deadline: float | Patience | None = None
+    ) -> None:
+        """Refuse a path where no Kafka cluster lives (wrong chroot) and, when ``writing``, a cluster migrating to
+        KRaft (``KraftMigrationError``; ``apply_all`` always checks both)."""
+        zk = bounded(self._client, deadline if deadline is not None else self._deadline)
+        self._require_kafka_cluster(zk, writing=writing)
+
+    def _require_kafka_cluster(self, zk: BoundedClient, *, writing: bool) -> None:
+        doing = "checking the cluster"
+        exists = {
+            path: zk.submit(partial(zk.client.exists_async, path), doing)
+            for path in (ClusterIdZNode.path, BrokerIdsZNode.path)
+        }
+        owners = {path: zk.submit(partial(zk.client.get_async, path), doing) for path in _OWNERSHIP}
+        missing = [path for path, pending in exists.items() if zk.answer(pending, doing) is None]
+        where = self._client.chroot or "/"
         if missing:
-            where = self._client.chroot or "/"
             raise NotAKafkaClusterError(
                 f"ZooKeeper path {where!r} has no {' and no '.join(missing)}: it does not look like a Kafka "
                 "cluster (check the chroot in the connect string); nothing was written"
             )
-        self._checked_cluster = True
+        answers: dict[str, tuple[bytes, Any] | None] = {}
+        for path, pending in owners.items():
+            try:
+                answers[path] = zk.answer(pending, doing)
+            except NoNodeError:
+                answers[path] = None
+        migration = decode_singles(answers, Unreadable()).kraft_migration
+        if writing and migration is not None:
+            raise KraftMigrationError(kraft_migration_refusal(where, migration))
 
     # -- building transactions ----------------------------------------------------------------------------------
+
+    def commit(self, action: Action) -> Any:
+        """Send the action's transaction; kazoo's async result."""
+        return self._transaction(action).commit_async()
 
     def _transaction(self, action: Action) -> Any:
         txn = self._client.transaction()
@@ -197,7 +230,7 @@ class ZooKeeperWriter:
                 txn.create(DeleteTopicZNode.path(action.topic), b"", acl=self._acl)
         return txn
 
-    def _ensure_parents(self, actions: Sequence[Action]) -> None:
+    def _ensure_parents(self, zk: BoundedClient, actions: Sequence[Action]) -> None:
         """Brokers create these at startup; Kafka's own writes create missing parents too. Empty parents are
         harmless, so this is done once before the transactions, which cannot create parents themselves."""
         needed: set[str] = set()
@@ -210,22 +243,45 @@ class ZooKeeperWriter:
                 case DeleteTopic():
                     needed.add(DeleteTopicsZNode.path)
         for path in sorted(needed):
-            if self._retry(self._client.exists, path) is None:
-                self._retry(self._client.ensure_path, path, acl=self._acl)
+            if zk.call(partial(zk.client.exists_async, path), f"checking {path}") is not None:
+                continue
+            parts = path.strip("/").split("/")
+            for depth in range(1, len(parts) + 1):
+                parent = "/" + "/".join(parts[:depth])
+                with contextlib.suppress(NodeExistsError):
+                    zk.call(partial(zk.client.create_async, parent, b"", acl=self._acl), f"creating {parent}")
 
-    def _topics_being_reassigned(self, actions: Sequence[Action]) -> set[str]:
+    def _topics_being_reassigned(self, zk: BoundedClient, actions: Sequence[Action]) -> set[str] | str:
+        """The topics ``/admin/reassign_partitions`` names, or its problem when it cannot be read (then no topic
+        can be known not to be under reassignment)."""
         if not any(isinstance(a, AddPartitions) for a in actions):
             return set()
+        path = ReassignPartitionsZNode.path
         try:
-            data, _ = self._retry(self._client.get, ReassignPartitionsZNode.path)
+            data, _ = zk.call(lambda: zk.client.get_async(path), f"reading {path}")
         except NoNodeError:
             return set()
-        return set(ReassignPartitionsZNode.decode(data))
+        try:
+            return set(ReassignPartitionsZNode.decode(data))
+        except ZnodeFormatError as error:
+            return str(error)
 
-    def _precheck(self, action: Action, reassigning: set[str]) -> KafkaError | None:
-        """Rules the writer keeps even if a caller skipped the planner: they guard against damage, not style."""
+    def precheck(self, zk: BoundedClient, action: Action, reassigning: set[str] | str) -> KafkaError | None:
+        """Rules the writer keeps even if a caller skipped the planner: they guard against damage, not style. A
+        request too large for ZooKeeper would make it drop the connection, again at every resend, cutting every
+        other commit in flight: it is refused here too."""
+        oversized = _too_large(action)
+        if oversized is not None:
+            return oversized
         match action:
             case AddPartitions():
+                if isinstance(reassigning, str):
+                    return AdminOperationError(
+                        f"Partitions cannot be added to topic {action.topic}: whether a reassignment is in "
+                        f"progress for it is unknown, {reassigning}.",
+                        field="partitions",
+                        stricter_than_kafka=True,
+                    )
                 if (
                     action.topic in reassigning
                     or any(action.adding_replicas.values())
@@ -241,57 +297,137 @@ class ZooKeeperWriter:
                         f"Topic {action.topic} is a kafka internal topic and is not allowed to be marked for deletion.",
                         field="topicName",
                     )
-                if self._retry(self._client.exists, TopicZNode.path(action.topic)) is None:
+                path = TopicZNode.path(action.topic)
+                if zk.call(lambda: zk.client.exists_async(path), f"checking {path}") is None:
                     return UnknownTopicOrPartitionError(
                         f"Topic `{action.topic}` to delete does not exist", field="topicName"
                     )
         return None
 
-    # -- collecting results -------------------------------------------------------------------------------------
+    @property
+    def max_attempts(self) -> int:
+        return self._max_attempts
 
-    def _collect(
-        self, actions: Sequence[Action], in_flight: list[tuple[int, Any]], results: list[WriteResult | None]
-    ) -> None:
-        """Every wait is bounded: kazoo keeps unsent requests queued while disconnected, so an unbounded wait
-        would block for as long as the ensemble is away."""
-        lost = (*_UNKNOWN_OUTCOME, self._client.handler.timeout_exception)
-        for index, pending in in_flight:
-            action = actions[index]
-            try:
-                answers = pending.get(timeout=0 if self._ensemble_away else self._wait)
-            except lost:
-                results[index] = self._recover(action)
+    @property
+    def window(self) -> int:
+        return self._window
+
+
+class _Batch:
+    """One ``apply_all``: each action's commits, answers and, after a lost connection, verification.
+
+    ``to_send`` holds the actions to commit (again); ``unknown`` the ones whose answer was lost. Rounds alternate:
+    send and collect everything pending, then, once connected again, verify the unknown ones with one ``sync``
+    and one batched read, and send again what did not land. The deadline (and the cap on commits per action, and
+    on rounds) ends the loop; what is still pending then is NOT_WRITTEN or UNKNOWN.
+    """
+
+    def __init__(self, writer: ZooKeeperWriter, zk: BoundedClient, actions: Sequence[Action]) -> None:
+        self.writer = writer
+        self.zk = zk
+        self.actions = actions
+        self.results: list[WriteResult | None] = [None] * len(actions)
+        self.sent = [0] * len(actions)
+        self.to_send: deque[int] = deque()
+        self.unknown: list[int] = []
+
+    def run(self, reassigning: set[str] | str) -> list[WriteResult]:
+        try:
+            self._precheck_all(reassigning)
+            rounds = 0
+            while self.to_send or self.unknown:
+                rounds += 1
+                if rounds > 2 * self.writer.max_attempts:
+                    raise self.zk.unavailable("writing: it kept dropping the connection")
+                if self.unknown:
+                    self._verify_unknown()
+                self._send_pending()
+        except ZooKeeperUnavailableError as gone:
+            self._give_up(gone)
+        return [r for r in self.results if r is not None]
+
+    def _precheck_all(self, reassigning: set[str] | str) -> None:
+        for index, action in enumerate(self.actions):
+            rejection = self.writer.precheck(self.zk, action, reassigning)
+            if rejection is not None:
+                self.results[index] = WriteResult(action, Outcome.REJECTED, rejection)
             else:
-                results[index] = _result_of(action, answers)
+                self.to_send.append(index)
+
+    def _send_pending(self) -> None:
+        """Commit every action waiting to be sent, collecting answers a window at a time. A commit is issued
+        only while connected; ``ZooKeeperUnavailableError`` from ``submit`` means this one was not issued."""
+        in_flight: list[tuple[int, Any]] = []
+        try:
+            while self.to_send:
+                if self.zk.patience.expired:
+                    raise self.zk.unavailable("writing")
+                index = self.to_send[0]
+                action = self.actions[index]
+                pending = self.zk.submit(partial(self.writer.commit, action), f"writing topic {action.topic}")
+                self.to_send.popleft()
+                self.sent[index] += 1
+                in_flight.append((index, pending))
+                if len(in_flight) >= self.writer.window:
+                    self._collect(in_flight)
+        finally:
+            self._collect(in_flight)
+
+    def _collect(self, in_flight: list[tuple[int, Any]]) -> None:
+        for index, pending in in_flight:
+            action = self.actions[index]
+            try:
+                answers = self.zk.answer(pending, f"writing topic {action.topic}")
+            except AnswerLostError:
+                self.unknown.append(index)
+            else:
+                self.results[index] = _result_of(action, answers, retried=self.sent[index] - 1)
         in_flight.clear()
 
-    def _recover(self, action: Action) -> WriteResult:
-        """The commit's fate was lost with the connection: find out, and send it again only if it did not land.
-        Once the ensemble has stayed away past the retry deadline, the rest of the batch is reported at once."""
-        lost = (*_UNKNOWN_OUTCOME, self._client.handler.timeout_exception)
-        attempt = 0
-        while not self._ensemble_away and attempt < self._max_attempts:
-            attempt += 1
+    def _verify_unknown(self) -> None:
+        """Once connected again: which of the unknown commits landed? ``sync`` first makes the server we are on
+        catch up with the leader, so the reads cannot miss a commit that did land."""
+        self.zk.wait_connected("writing")
+        actions = [self.actions[i] for i in self.unknown]
+        self.zk.answer(self.zk.submit(lambda: self.zk.client.sync_async("/"), "syncing"), "syncing")
+        answers = read_many(self.zk, [_changed_path(a) for a in actions])
+        for index, action in zip(self.unknown, actions, strict=True):
+            retried = self.sent[index] - 1
             try:
-                verdict = self._retry(_verify, self._client, action, self._wait)
+                verdict = _verdict(action, answers[_changed_path(action)])
             except WriteConflictError as conflict:
-                return WriteResult(action, Outcome.CONFLICT, conflict, retried=attempt - 1)
-            except (RetryFailedError, self._client.handler.timeout_exception):
-                self._ensemble_away = True
-                break
-            if verdict is _Verdict.COMMITTED:
-                return WriteResult(action, Outcome.APPLIED, retried=attempt - 1)
-            try:
-                answers = self._transaction(action).commit_async().get(timeout=self._wait)
-            except lost:
+                self.results[index] = WriteResult(action, Outcome.CONFLICT, conflict, retried=retried)
                 continue
-            result = _result_of(action, answers)
-            return WriteResult(result.action, result.outcome, result.error, retried=attempt)
-        unavailable = ZooKeeperUnavailableError(
-            f"topic '{action.topic}': ZooKeeper kept dropping the connection or stayed away; it could not be "
-            "told whether the write landed (re-read and re-plan once it is back)"
-        )
-        return WriteResult(action, Outcome.CONFLICT, unavailable, retried=attempt)
+            if verdict is _Verdict.COMMITTED:
+                self.results[index] = WriteResult(action, Outcome.APPLIED, retried=retried)
+            elif self.sent[index] < self.writer.max_attempts:
+                self.to_send.append(index)
+            else:
+                why = self.zk.unavailable(f"writing topic {action.topic}: it kept dropping the connection")
+                self.results[index] = WriteResult(action, Outcome.NOT_WRITTEN, why, retried=retried)
+        self.unknown = []
+
+    def _give_up(self, gone: ZooKeeperUnavailableError) -> None:
+        """The deadline passed (or the client gave up): report every action still pending as it stands."""
+        for index in self.to_send:
+            action = self.actions[index]
+            error = ZooKeeperUnavailableError(
+                f"topic '{action.topic}': not written, nothing of it landed ({gone})"
+            )
+            error.__cause__ = gone
+            self.results[index] = WriteResult(
+                action, Outcome.NOT_WRITTEN, error, retried=max(self.sent[index] - 1, 0)
+            )
+        for index in self.unknown:
+            action = self.actions[index]
+            error = ZooKeeperUnavailableError(
+                f"topic '{action.topic}': unknown whether the write landed: its answer was lost with the "
+                f"connection ({gone}); re-read and re-plan once ZooKeeper is back"
+            )
+            error.__cause__ = gone
+            self.results[index] = WriteResult(action, Outcome.UNKNOWN, error, retried=self.sent[index] - 1)
+        self.to_send.clear()
+        self.unknown = []
 
 
 def _topic_payload_for_create(action: CreateTopic) -> bytes:
@@ -309,6 +445,39 @@ def _topic_payload_for_growth(action: AddPartitions) -> bytes:
     )
 
 
+def _too_large(action: Action) -> KafkaError | None:
+    """The action's request, if ZooKeeper would refuse it for its size. Most are small beyond doubt, which a
+    bound over the replica lists and config entries tells without encoding anything."""
+    match action:
+        case CreateTopic():
+            if _surely_fits([action.assignment], action.config):
+                return None
+            size = len(_topic_payload_for_create(action)) + len(TopicConfigZNode.encode(action.config))
+            what = f"the request creating topic {action.topic}"
+            return too_large(action.topic, what, size, exact=True, field="partitions")
+        case AddPartitions():
+            maps = [action.existing, action.new_partitions, action.adding_replicas, action.removing_replicas]
+            if _surely_fits(maps, {}):
+                return None
+            size = len(_topic_payload_for_growth(action))
+            return too_large(action.topic, "its assignment znode", size, exact=True, field="partitions")
+        case AlterConfig():
+            if _surely_fits([], action.config):
+                return None
+            notification = ConfigChangeZNode.encode_topic_change(action.topic)
+            size = len(TopicConfigZNode.encode(action.config)) + len(notification)
+            return too_large(action.topic, "its config znode", size, exact=True, field="config")
+    return None
+
+
+def _surely_fits(maps: Sequence[Mapping[int, Sequence[int]]], config: Mapping[str, str]) -> bool:
+    """A bound of the request's payload: an entry ``"<p>":[<r>,...],`` takes at most 16 bytes plus 11 per
+    replica (ids are Java ints), a config entry at most 8 bytes plus 6 per character (``\\uXXXX``)."""
+    replicas = sum(16 + 11 * len(listed) for partitions in maps for listed in partitions.values())
+    configs = sum(8 + 6 * (len(key) + len(value)) for key, value in config.items())
+    return too_large("", "", 300 + replicas + configs, exact=True, field="partitions") is None
+
+
 def _changed_path(action: Action) -> str:
     if isinstance(action, AlterConfig):
         return TopicConfigZNode.path(action.topic)
@@ -317,46 +486,43 @@ def _changed_path(action: Action) -> str:
     return TopicZNode.path(action.topic)
 
 
-def _result_of(action: Action, answers: Sequence[object]) -> WriteResult:
+def _result_of(action: Action, answers: Sequence[object], *, retried: int = 0) -> WriteResult:
     """kazoo reports a failed ``multi`` as exception instances in the answers (the failing one, and
     ``RolledBackError`` for the rest) rather than raising: map the first real one."""
     failures = [a for a in answers if isinstance(a, Exception) and not isinstance(a, RolledBackError)]
     if not failures:
-        return WriteResult(action, Outcome.APPLIED)
+        return WriteResult(action, Outcome.APPLIED, retried=retried)
     failure = failures[0]
     if isinstance(action, DeleteTopic) and isinstance(failure, NodeExistsError):
         marked = TopicAlreadyMarkedForDeletionError(f"topic {action.topic} is already marked for deletion")
-        return WriteResult(action, Outcome.APPLIED, marked)
+        return WriteResult(action, Outcome.APPLIED, marked, retried=retried)
     if isinstance(failure, (BadVersionError, NodeExistsError, NoNodeError)):
         detail = {
             BadVersionError: "its version moved",
             NodeExistsError: "it was created meanwhile",
             NoNodeError: "it was deleted meanwhile",
         }[type(failure)]
-        return WriteResult(
-            action, Outcome.CONFLICT, WriteConflictError(action.topic, _changed_path(action), detail)
-        )
-    return WriteResult(action, Outcome.REJECTED, failure)
+        conflict = WriteConflictError(action.topic, _changed_path(action), detail)
+        return WriteResult(action, Outcome.CONFLICT, conflict, retried=retried)
+    return WriteResult(action, Outcome.REJECTED, failure, retried=retried)
 
 
-def _verify(client: KazooClient, action: Action, timeout: float) -> _Verdict:
-    """Did this action's transaction commit? Decided from what it would have changed; raises
-    ``WriteConflictError`` when the znode shows neither our write nor the state we wrote over.
-
-    After a reconnect the client may be on a follower that has not yet applied our commit: ``sync`` first makes
-    that server catch up with the leader, so the read cannot miss a write that did land."""
-    client.sync_async(_changed_path(action)).get(timeout=timeout)
+def _verdict(action: Action, answer: tuple[bytes, Any] | None) -> _Verdict:
+    """Did this action's transaction commit? Decided from the znode it would have changed, read after a
+    ``sync`` (``answer``: its data and stat, None when it does not exist); raises ``WriteConflictError`` when the
+    znode shows neither our write nor the state we wrote over."""
+    path = _changed_path(action)
     match action:
         case CreateTopic():
-            try:
-                data, _ = client.get_async(TopicZNode.path(action.topic)).get(timeout=timeout)
-            except NoNodeError:
+            if answer is None:
                 return _Verdict.NOT_COMMITTED
-            if TopicZNode.decode(action.topic, data).partitions == dict(action.assignment):
+            if TopicZNode.decode(action.topic, answer[0]).partitions == dict(action.assignment):
                 return _Verdict.COMMITTED
-            raise WriteConflictError(action.topic, TopicZNode.path(action.topic), "another writer created it")
+            raise WriteConflictError(action.topic, path, "another writer created it")
         case AddPartitions():
-            data, stat = client.get_async(TopicZNode.path(action.topic)).get(timeout=timeout)
+            if answer is None:
+                raise WriteConflictError(action.topic, path, "it was deleted meanwhile")
+            data, stat = answer
             if stat.version == action.expected_version:
                 return _Verdict.NOT_COMMITTED
             wanted = {**action.existing, **action.new_partitions}
@@ -365,15 +531,13 @@ def _verify(client: KazooClient, action: Action, timeout: float) -> _Verdict:
                 and TopicZNode.decode(action.topic, data).partitions == wanted
             ):
                 return _Verdict.COMMITTED
-            raise WriteConflictError(action.topic, TopicZNode.path(action.topic), "its version moved")
+            raise WriteConflictError(action.topic, path, "its version moved")
         case AlterConfig():
-            path = TopicConfigZNode.path(action.topic)
-            try:
-                data, stat = client.get_async(path).get(timeout=timeout)
-            except NoNodeError:
+            if answer is None:
                 if action.expected_version is None:
                     return _Verdict.NOT_COMMITTED
-                raise WriteConflictError(action.topic, path, "it was deleted meanwhile") from None
+                raise WriteConflictError(action.topic, path, "it was deleted meanwhile")
+            data, stat = answer
             if stat.version == action.expected_version:
                 return _Verdict.NOT_COMMITTED
             landed_version = 0 if action.expected_version is None else action.expected_version + 1
@@ -383,5 +547,4 @@ def _verify(client: KazooClient, action: Action, timeout: float) -> _Verdict:
                 return _Verdict.COMMITTED
             raise WriteConflictError(action.topic, path, "its version moved")
         case DeleteTopic():
-            exists = client.exists_async(DeleteTopicZNode.path(action.topic)).get(timeout=timeout) is not None
-            return _Verdict.COMMITTED if exists else _Verdict.NOT_COMMITTED
+            return _Verdict.COMMITTED if answer is not None else _Verdict.NOT_COMMITTED

@@ -7,6 +7,8 @@ partitions" (ZkData.scala's TopicZNode.decode), which would make a planner think
 payload that is not what Kafka writes raises ``ZnodeFormatError`` naming the path.
 
 Key order in Kafka's JSON is not stable (Scala hash maps), so payloads are compared structurally, never as text.
+The topic and config payloads are built by ``kafka.znode_payloads``, which the planner also uses to refuse a write
+ZooKeeper would refuse for its size.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topic_operator.model import PartitionState
+from topic_operator.kafka.znode_payloads import config_change_payload, config_payload, topic_payload
+from topic_operator.model import BROKER_IDS_PATH, REASSIGN_PARTITIONS_PATH, PartitionState
 
 __all__ = [
     "AdminZNode",
@@ -29,6 +32,8 @@ __all__ = [
     "ControllerInfo",
     "ControllerZNode",
     "DeleteTopicZNode",
+    "MigrationState",
+    "MigrationZNode",
     "PartitionStateZNode",
     "ReassignPartitionsZNode",
     "TopicConfigZNode",
@@ -92,12 +97,6 @@ def _partition_map(path: str, what: str, value: object) -> dict[int, tuple[int, 
     return result
 
 
-def _encode_partition_map(
-    partitions: Mapping[int, Sequence[int]], *, skip_empty: bool
-) -> dict[str, list[int]]:
-    return {str(p): list(partitions[p]) for p in sorted(partitions) if not (skip_empty and not partitions[p])}
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Paths, each built from its parent's.
 
@@ -107,7 +106,8 @@ class BrokersZNode:
 
 
 class BrokerIdsZNode:
-    path = f"{BrokersZNode.path}/ids"
+    path = BROKER_IDS_PATH
+    """``/brokers/ids``; the string lives in the model, which tells unreadable registrations apart by it."""
 
 
 class TopicsZNode:
@@ -161,15 +161,7 @@ class TopicZNode:
     def encode(data: TopicZNodeData) -> bytes:
         """Version 3, as Kafka 2.8+ writes it: ``adding_replicas``/``removing_replicas`` always present (usually
         ``{}``), ``topic_id`` only when known. Callers rewriting a topic pass back what they read (§13.1)."""
-        payload: dict[str, object] = {
-            "version": 3,
-            "partitions": _encode_partition_map(data.partitions, skip_empty=False),
-            "adding_replicas": _encode_partition_map(data.adding or {}, skip_empty=True),
-            "removing_replicas": _encode_partition_map(data.removing or {}, skip_empty=True),
-        }
-        if data.topic_id is not None:
-            payload["topic_id"] = data.topic_id
-        return _dumps(payload)
+        return topic_payload(data.partitions, data.topic_id, data.adding, data.removing)
 
     @staticmethod
     def decode(topic: str, data: bytes | None) -> TopicZNodeData:
@@ -245,10 +237,7 @@ class TopicConfigZNode:
     def encode(config: Mapping[str, str]) -> bytes:
         """``{"version":1,"config":{...}}`` with string values only: a JSON number here breaks every broker at its
         next start (§13.2), so anything else is a programming error and refused."""
-        for key, value in config.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise TypeError(f"topic config {key!r} must map to a string, got {value!r}")
-        return _dumps({"version": 1, "config": dict(sorted(config.items()))})
+        return config_payload(config)
 
     @staticmethod
     def decode(topic: str, data: bytes | None) -> dict[str, str]:
@@ -275,7 +264,7 @@ class ConfigChangeZNode:
     @staticmethod
     def encode_topic_change(topic: str) -> bytes:
         """Version 2, the format Kafka writes today."""
-        return _dumps({"version": 2, "entity_path": f"topics/{topic}"})
+        return config_change_payload(topic)
 
     @staticmethod
     def decode(path: str, data: bytes | None) -> str | None:
@@ -447,7 +436,8 @@ class ControllerZNode:
 
 
 class ReassignPartitionsZNode:
-    path = f"{AdminZNode.path}/reassign_partitions"
+    path = REASSIGN_PARTITIONS_PATH
+    """``/admin/reassign_partitions``; the string lives in the model, as ``BrokerIdsZNode.path`` does."""
 
     @staticmethod
     def encode(reassignments: Mapping[str, Mapping[int, Sequence[int]]]) -> bytes:
@@ -475,3 +465,38 @@ class ReassignPartitionsZNode:
                 path, "replicas", entry.get("replicas")
             )
         return result
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# /migration (§15): written by the KRaft controller of a cluster migrating from ZooKeeper to KRaft (Kafka 3.4+)
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationState:
+    kraft_controller_id: int
+    kraft_controller_epoch: int
+
+
+class MigrationZNode:
+    path = "/migration"
+
+    @staticmethod
+    def encode(kraft_controller_id: int, kraft_controller_epoch: int) -> bytes:
+        """As the KRaft controller writes it when the migration starts (offsets and epochs of its metadata log)."""
+        return _dumps(
+            {
+                "version": 0,
+                "kraft_controller_id": kraft_controller_id,
+                "kraft_controller_epoch": kraft_controller_epoch,
+                "kraft_metadata_offset": -1,
+                "kraft_metadata_epoch": -1,
+            }
+        )
+
+    @staticmethod
+    def decode(data: bytes | None) -> MigrationState:
+        payload = _loads(MigrationZNode.path, data)
+        return MigrationState(
+            kraft_controller_id=_int(MigrationZNode.path, payload, "kraft_controller_id"),
+            kraft_controller_epoch=_int(MigrationZNode.path, payload, "kraft_controller_epoch"),
+        )
