@@ -29,6 +29,7 @@ from topic_operator.kafka.assignment import (
 )
 from topic_operator.kafka.errors import (
     AdminOperationError,
+    ClusterMigratingToKraftError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     InvalidRequestError,
@@ -319,7 +320,7 @@ class _Placement:
 
 def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan:
     """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused."""
-    error = AdminOperationError(
+    error = ClusterMigratingToKraftError(
         f"Topic {topic_plan.topic} cannot be changed: cluster {cluster} is migrating to KRaft ({migration}), and "
         "znodes written now would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing to it.",
         field="cluster",

@@ -13,6 +13,7 @@ from kazoo.client import KazooClient
 from harness.kafka_cluster import CLUSTER_ID
 from harness.states import cluster_spec, spec
 from harness.zookeeper import ZkChroot
+from topic_operator.zookeeper.znodes import MigrationZNode
 from topic_operator.reconcile import Reconciler
 
 pytestmark = pytest.mark.zookeeper
@@ -89,3 +90,56 @@ def test_a_missing_secret_is_reported(world: World, zk_chroot: ZkChroot, kafka_z
     world.run(scenario)
     assert (ready(secured)["status"], ready(secured)["reason"]) == ("True", "Connected")
     assert [r for _, r in world.kube.events_of("secured")] == ["SecretMissing", "Connected"]
+
+
+
+def test_an_unreadable_broker_registration_is_listed_and_named_where_it_matters(
+    world: World, cluster: dict[str, Any], kafka_zk: KazooClient
+) -> None:
+    """Someone else's malformed broker registration is listed in the cluster status, not fatal; a topic whose
+    rack-aware placement needs that broker's rack is refused naming the znode, and nothing is written."""
+    kafka_zk.create("/brokers/ids/9", b"{not json")
+    orders = kafka_topic("orders", partitions=1, replicas=1)
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        world.add(orders)
+        await world.topic_changed(orders)
+
+    world.run(scenario)
+    status = cluster["status"]
+    assert [entry["znode"] for entry in status["unreadable"]] == ["/brokers/ids/9"]
+    assert "not JSON" in status["unreadable"][0]["problem"]
+    assert 9 not in [broker["id"] for broker in status["brokers"]]
+    assert (ready(cluster)["status"], ready(cluster)["reason"]) == ("True", "Connected")
+    assert "listed in status.unreadable" in ready(cluster)["message"]
+    assert (ready(orders)["status"], ready(orders)["reason"]) == ("False", "Invalid")
+    assert "/brokers/ids/9" in ready(orders)["message"]
+    assert kafka_zk.exists("/brokers/topics/orders") is None
+
+
+def test_a_cluster_migrating_to_kraft_is_not_ready_and_gets_no_write(
+    world: World, cluster: dict[str, Any], kafka_zk: KazooClient
+) -> None:
+    """Znodes written during a migration are not seen by the KRaft metadata (semantics §15): the cluster turns
+    not Ready with the reason, and a topic declared on it is refused with ZooKeeper left as it was."""
+    kafka_zk.create(MigrationZNode.path, MigrationZNode.encode(3000, 1))
+    orders = kafka_topic("orders", partitions=1, replicas=1)
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        world.add(orders)
+        try:
+            await world.topic_changed(orders)
+        except kopf.TemporaryError:
+            pass
+
+    world.run(scenario)
+    status = cluster["status"]
+    assert status["unreadable"] == []
+    assert "3000" in status["kraftMigration"]
+    assert (ready(cluster)["status"], ready(cluster)["reason"]) == ("False", "KRaftMigration")
+    assert (ready(orders)["status"], ready(orders)["reason"]) == ("False", "KRaftMigration")
+    assert "KRaft" in ready(orders)["message"]
+    assert kafka_zk.exists("/brokers/topics/orders") is None
+    assert kafka_zk.exists("/config/topics/orders") is None

@@ -102,7 +102,14 @@ async def reconcile_cluster(
         f"Connected to {handle.spec.zookeeper_connect}: cluster {state.cluster_id}, {len(state.brokers)} brokers, "
         f"{len(state.topics)} topics"
     )
-    ready = Condition(READY, True, Reason.CONNECTED, message)
+    unreadable = len(state.unreadable_znodes) + len(state.unreadable_topics)
+    if unreadable:
+        message += f"; {unreadable} znodes not in Kafka's format, listed in status.unreadable"
+    if state.kraft_migration is not None:
+        message += f"; migrating to KRaft, so nothing is written to it: {state.kraft_migration}"
+        ready = Condition(READY, False, Reason.KRAFT_MIGRATION, message)
+    else:
+        ready = Condition(READY, True, Reason.CONNECTED, message)
     status = cluster_status(
         generation=generation, state=state, declared=names, ready=ready, previous=previous, now=now
     )

@@ -44,6 +44,8 @@ class Reason(StrEnum):
     CHROOT_MISSING = "ChrootMissing"
     NOT_A_KAFKA_CLUSTER = "NotAKafkaCluster"
     SECRET_MISSING = "SecretMissing"
+    KRAFT_MIGRATION = "KRaftMigration"
+    """KafkaCluster: reachable, but migrating to KRaft (semantics §15): nothing is written to it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,9 @@ from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan
 from topic_operator.reconcile import Reconciler, TopicOutcome, TopicResult
+from topic_operator.zookeeper.bounded import client_gave_up
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter
@@ -97,8 +99,10 @@ class ClusterHandle:
         self.fingerprint = config.fingerprint
         self.identity = cluster_identity(spec.zookeeper_connect)
         self.client = client
-        self.watched = WatchedCluster(client)
-        self.reconciler = Reconciler(client, spec)
+        self.deadline = settings.zk_deadline
+        """How long ZooKeeper may keep each step of a batch waiting (``KTO_ZK_DEADLINE``)."""
+        self.watched = WatchedCluster(client, deadline=self.deadline)
+        self.reconciler = Reconciler(client, spec, deadline=self.deadline)
         self._metrics = metrics
         self.batcher: Batcher[TopicKey, TopicRequest, TopicReport] = Batcher(
             self.run_batch,
@@ -113,17 +117,18 @@ class ClusterHandle:
 
     @property
     def alive(self) -> bool:
-        """A ZooKeeper session is held right now (kazoo reconnects by itself during short outages)."""
-        return bool(self.client.connected)
+        """A ZooKeeper session is held right now (kazoo reconnects by itself during short outages, but never once
+        its connection thread has given up: such a handle is replaced at the cluster's next check)."""
+        return bool(self.client.connected) and not client_gave_up(self.client)
 
     def update_policy(self, spec: ClusterSpec, body: Mapping[str, Any]) -> None:
         """New policy, same session: the next batch plans with it."""
         self.spec, self.body = spec, body
-        self.reconciler = Reconciler(self.client, spec)
+        self.reconciler = Reconciler(self.client, spec, deadline=self.deadline)
 
     def check(self) -> ClusterState:
         """Blocking. Refuse a path that is not a Kafka cluster, then read (and watch) the whole cluster."""
-        ZooKeeperWriter(self.client).require_kafka_cluster()
+        ZooKeeperWriter(self.client, deadline=self.deadline).require_kafka_cluster()
         return self.watched.state()
 
     def state(self) -> ClusterState:
@@ -138,13 +143,25 @@ class ClusterHandle:
         deleting = [request.spec for _, request in items if request.deleting]
         state = self.watched.state()
         if deleting:  # never decide "already gone" from a view whose watches may lag: read those topics now
-            state = _with_fresh(state, read_cluster(self.client, topics=[s.name for s in deleting]), deleting)
+            fresh = read_cluster(self.client, topics=[s.name for s in deleting], deadline=self.deadline)
+            state = _with_fresh(state, fresh, deleting)
         report = reconciler.apply(desired, deleting=deleting, state=state)
         results = {result.topic: result for result in report.results}
         written = [topic for topic, result in results.items() if result.outcome is TopicOutcome.APPLIED]
         after = state
-        if written:  # the watches may not have fired yet: read what we wrote, for an exact status
-            after = _with_fresh(state, read_cluster(self.client, topics=written), written)
+        if (
+            written and report.interrupted is None
+        ):  # the watches may lag: read what we wrote, for an exact status
+            try:
+                after = _with_fresh(
+                    state, read_cluster(self.client, topics=written, deadline=self.deadline), written
+                )
+            except ZooKeeperUnavailableError as error:  # written all the same: the next reconcile reads it
+                logger.warning(
+                    "KafkaCluster %s: the batch's writes landed, re-reading them failed: %s",
+                    self.label,
+                    error,
+                )
         remaining = reconciler.plan(desired, state=after) if desired else None
         self._metrics.batch_duration.labels(self.label).observe(time.monotonic() - started)
         self._metrics.batch_size.labels(self.label).observe(len(items))

@@ -14,11 +14,13 @@ from typing import Any, Final
 
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.kafka.errors import (
+    ClusterMigratingToKraftError,
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     KafkaError,
     ReassignmentInProgressError,
 )
+from topic_operator.message_text import one_line
 from topic_operator.model import ClusterState, TopicState
 from topic_operator.plan import Change, TopicPlan, TopicStatus
 from topic_operator.plan_output import action_to_dict, error_to_dict
@@ -41,6 +43,8 @@ MAX_MESSAGE: Final = 2000
 """Condition and Event messages are cut here: a rejection of a 10,000-partition assignment must stay readable."""
 MAX_UNMANAGED_LISTED: Final = 100
 """The KafkaCluster CRD's maxItems for status.unmanagedTopics."""
+MAX_UNREADABLE_LISTED: Final = 100
+"""The KafkaCluster CRD's maxItems for status.unreadable."""
 _MAX_CHANGES_SHOWN: Final = 8
 
 _NOT_SUPPORTED: Final = (
@@ -96,7 +100,10 @@ def plan_items(topic_plan: TopicPlan | None, *, pending: bool) -> list[dict[str,
 
 def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
     """NotSupported for what Kafka would do by a reassignment (replication factor, moving replicas) on an existing
-    topic; Invalid for everything else Kafka or the CRD refuses."""
+    topic; KRaftMigration when the cluster is migrating to KRaft; Invalid for everything else Kafka or the CRD
+    refuses."""
+    if any(isinstance(e, ClusterMigratingToKraftError) for e in errors):
+        return Reason.KRAFT_MIGRATION
     if exists and any(isinstance(e, _NOT_SUPPORTED) for e in errors):
         return Reason.NOT_SUPPORTED
     return Reason.INVALID
@@ -132,6 +139,17 @@ def ready_for_outcome(
         case TopicOutcome.CONFLICT:
             message = f"Other writers kept changing topic {topic}; nothing of ours was written, retrying: "
             return Condition(READY, False, Reason.CONFLICT, _cut(message + _messages(errors)))
+        case TopicOutcome.NOT_WRITTEN:
+            message = (
+                f"ZooKeeper stayed away past the deadline; topic {topic} was not (wholly) changed, retrying: "
+            )
+            return Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, _cut(message + _messages(errors)))
+        case TopicOutcome.UNKNOWN:
+            message = (
+                f"The change to topic {topic} was sent, but ZooKeeper went away before answering and did not come "
+                "back within the deadline; retrying (the retry re-reads the topic first): "
+            )
+            return Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, _cut(message + _messages(errors)))
     raise AssertionError(f"unknown outcome {outcome}")  # pragma: no cover
 
 
@@ -191,8 +209,19 @@ def cluster_status(
         "racks": sorted({b.rack for b in state.brokers.values() if b.rack is not None}),
         "topics": {"managed": len(state.topics) - len(unmanaged), "unmanaged": len(unmanaged)},
         "unmanagedTopics": unmanaged[:MAX_UNMANAGED_LISTED],
+        "unreadable": unreadable_znodes(state)[:MAX_UNREADABLE_LISTED],
+        "kraftMigration": one_line(state.kraft_migration) if state.kraft_migration is not None else None,
         "conditions": conditions,
     }
+
+
+def unreadable_znodes(state: ClusterState) -> list[dict[str, str]]:
+    """Every unreadable znode of the cluster, topics included, sorted by path, each message one bounded line."""
+    found = {
+        **{f"/brokers/topics/{t}": p for t, p in state.unreadable_topics.items()},
+        **state.unreadable_znodes,
+    }
+    return [{"znode": one_line(path, 300), "problem": one_line(found[path], 500)} for path in sorted(found)]
 
 
 def same_status(current: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:

@@ -55,6 +55,7 @@ logger = logging.getLogger(__name__)
 
 PAUSED_ANNOTATION: Final = "kto.dev/paused"
 _SETTLED: Final = {Reason.CREATED.value, Reason.UPDATED.value, Reason.IN_SYNC.value}
+_RETRIED_OUTCOMES: Final = {TopicOutcome.CONFLICT, TopicOutcome.NOT_WRITTEN, TopicOutcome.UNKNOWN}
 _FINAL_REFUSALS: Final = {Reason.INVALID.value, Reason.NOT_SUPPORTED.value, Reason.PLANNED.value}
 
 IdentityOf = Callable[[ClusterKey], str | None]
@@ -185,7 +186,7 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
     if result.outcome is not TopicOutcome.UNCHANGED:
         kind = "Normal" if ready.status or result.outcome is TopicOutcome.PLANNED else "Warning"
         events = (EventSpec(kind, ready.reason.value, ready.message),)
-    retry = ready.message if result.outcome is TopicOutcome.CONFLICT else None
+    retry = ready.message if result.outcome in _RETRIED_OUTCOMES else None
     return Verdict(status, result.outcome.value, events, retry)
 
 

@@ -17,6 +17,7 @@ from typing import ClassVar, TypeVar
 __all__ = [
     "AdminOperationError",
     "BrokerNotAvailableError",
+    "ClusterMigratingToKraftError",
     "ConfigError",
     "InvalidConfigurationError",
     "InvalidPartitionsError",
@@ -168,3 +169,9 @@ class AdminOperationError(KafkaError):
     ``kafka.admin.AdminOperationException`` in 2.8-3.5; 3.6 moved it to
     ``org.apache.kafka.server.common.AdminOperationException``. A plain RuntimeException, hence error code -1.
     """
+
+
+class ClusterMigratingToKraftError(AdminOperationError):
+    """Not Kafka's: kafka-topic-operator refuses every write to a cluster migrating to KRaft (semantics §15). Kept
+    apart from invalid input because the topic is not at fault: the operator reports it against the cluster and
+    retries, rather than marking the declaration Invalid."""
