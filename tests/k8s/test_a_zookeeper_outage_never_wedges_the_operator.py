@@ -98,8 +98,12 @@ def test_a_long_outage_mid_batch_answers_within_the_deadline_and_spares_the_othe
             server.restart() if fault == "kill" else server.resume()
             await world.tick(doomed)  # the timer reconnects the cluster (its old client may have given up)
             for _ in range(3):  # kopf's retries, all at once as kopf runs them
-                answers = await asyncio.gather(*(world.topic_changed(t) for t in retried), return_exceptions=True)
-                retried = [t for t, a in zip(retried, answers, strict=True) if isinstance(a, kopf.TemporaryError)]
+                answers = await asyncio.gather(
+                    *(world.topic_changed(t) for t in retried), return_exceptions=True
+                )
+                retried = [
+                    t for t, a in zip(retried, answers, strict=True) if isinstance(a, kopf.TemporaryError)
+                ]
                 if not retried:
                     break
                 await asyncio.sleep(1.0)
