@@ -38,9 +38,19 @@ def test_class_names_and_codes(name: str, expected: tuple[str, int]) -> None:
     assert issubclass(cls, KafkaError)
 
 
+OURS = {"ClusterMigratingToKraftError"}
+"""Refusals Kafka has no exception for, reported as the Kafka class they derive from."""
+
+
 def test_every_exported_error_is_checked() -> None:
     exported = {n for n in errors.__all__ if n.endswith("Error") and n != "KafkaError"}
-    assert exported == set(EXPECTED)
+    assert exported == set(EXPECTED) | OURS
+
+
+def test_our_own_refusals_report_as_kafkas_admin_exception() -> None:
+    error = errors.ClusterMigratingToKraftError("migrating", field="cluster", stricter_than_kafka=True)
+    assert (error.kafka_class, error.error_code) == ("kafka.admin.AdminOperationException", -1)
+    assert error_class_for("kafka.admin.AdminOperationException") is AdminOperationError
 
 
 def test_message_field_and_strictness_are_kept() -> None:
