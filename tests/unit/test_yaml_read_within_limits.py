@@ -5,6 +5,7 @@ never a crash, a traceback or unbounded memory."""
 from __future__ import annotations
 
 import datetime
+import re
 import subprocess
 import sys
 import time
@@ -112,9 +113,13 @@ def test_a_hundred_thousand_levels_end_in_a_message_not_a_segfault() -> None:
         [sys.executable, "-c", script], input=text.encode(), capture_output=True, timeout=60, check=False
     )
     assert completed.returncode == 0, completed.stderr.decode()[-2000:]
-    assert completed.stdout.decode().strip() == (
-        "<stdin>#1: more than 64 levels of nesting (line 3, column 70) (KTO_MANIFEST_MAX_DEPTH raises the limit)"
-    )
+    # Our limit stops it at level 64 unless libyaml's scanner, which reads up to a line ahead of the events we
+    # count, meets its own bound first (PyYAML 6.0.4's libyaml refuses more than 1,000 levels): one line either way.
+    assert re.fullmatch(
+        r"<stdin>#1: (more than 64 levels of nesting \(line 3, column 70\) \(KTO_MANIFEST_MAX_DEPTH raises the "
+        r"limit\)|not valid YAML: exceeded maximum nesting depth \(line 3, column \d+\).*)",
+        completed.stdout.decode().strip(),
+    ), completed.stdout.decode()[:2000]
 
 
 def test_depth_is_counted_in_lists_and_mappings_alike() -> None:
