@@ -1,6 +1,8 @@
 """'.' and '_' collide in metric names, so Kafka refuses a topic whose unified name already exists (§3.3, §6)."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from topic_operator.kafka.errors import InvalidTopicError, TopicExistsError
 from topic_operator.kafka.topic_names import (
@@ -72,3 +74,19 @@ def test_index_catches_collisions_between_planned_topics() -> None:
     assert "new_topic" not in index
     with pytest.raises(InvalidTopicError, match=r"collides with existing topics: new\.topic$"):
         validate_no_collision("new_topic", index)
+
+
+@given(
+    existing=st.sets(st.text(alphabet="ab._", min_size=1, max_size=14), max_size=30),
+    added=st.lists(st.text(alphabet="ab._", min_size=1, max_size=14), max_size=5),
+    name=st.text(alphabet="ab._", min_size=1, max_size=14),
+)
+def test_the_index_finds_exactly_the_names_that_unify(
+    existing: set[str], added: list[str], name: str
+) -> None:
+    """Spelled-out lookups (few '.'/'_') and the unified index (many) agree with the definition of a collision."""
+    index = TopicNameIndex(existing)
+    for new in added:
+        index.add(new)
+    expected = sorted(t for t in existing | set(added) if t != name and has_collision(t, name))
+    assert index.colliding(name) == expected
