@@ -133,3 +133,27 @@ def test_changes_after_session_expiry_are_seen(
     expire_session(view_client, zk_chroot.server_hosts)
     kafka_zk.set("/brokers/topics/t", topic_json([0], [1], [2]))
     assert settles_to(view, kafka_zk).topics["t"].partition_count == 3
+
+
+def test_orphans_markers_and_reassignments_come_and_go_topic_by_topic(
+    kafka_zk: KazooClient, view: WatchedCluster
+) -> None:
+    """The view updates these for the topics that changed only; each step must still equal a fresh read."""
+    for name in ("a", "b", "c"):
+        kafka_zk.create(f"/brokers/topics/{name}", topic_json([0, 1]))
+    settles_to(view, kafka_zk)
+    kafka_zk.create("/config/topics/u", b'{"version":1,"config":{}}')  # an interrupted create's config
+    assert settles_to(view, kafka_zk).orphan_configs == {"u": 0}
+    kafka_zk.create("/brokers/topics/u", topic_json([2]))
+    assert settles_to(view, kafka_zk).orphan_configs == {}
+    kafka_zk.create("/admin/delete_topics/b")
+    marked = settles_to(view, kafka_zk)
+    assert [t for t in "abcu" if marked.topics[t].marked_for_deletion] == ["b"]
+    kafka_zk.delete("/admin/delete_topics/b")
+    assert not settles_to(view, kafka_zk).topics["b"].marked_for_deletion
+    kafka_zk.create(ReassignPartitionsZNode.path, ReassignPartitionsZNode.encode({"c": {0: [1, 2]}}))
+    moving = settles_to(view, kafka_zk)
+    assert [t for t in "abcu" if moving.topics[t].reassignment_in_progress] == ["c"]
+    kafka_zk.set(ReassignPartitionsZNode.path, ReassignPartitionsZNode.encode({"a": {0: [1, 2]}}))
+    moved = settles_to(view, kafka_zk)
+    assert [t for t in "abcu" if moved.topics[t].reassignment_in_progress] == ["a"]

@@ -110,6 +110,9 @@ class WatchedCluster:
         self._deleting: set[str] = set()
         self._topics: dict[str, TopicState] = {}
         self._unreadable: dict[str, str] = {}
+        self._orphans: dict[str, int] = {}
+        """Config znodes without a topic znode (name -> version), kept up to date topic by topic: a refresh
+        after a write costs what the write touched, not what the cluster holds."""
         self._state: ClusterState | None = None
         client.add_listener(self._on_connection_state)
 
@@ -239,12 +242,15 @@ class WatchedCluster:
             answers = {b: read.value() for b, read in broker_reads.items()}
             self._brokers = decode_brokers(answers, unreadable_brokers)
             self._unreadable_brokers = unreadable_brokers
+        deleting, reassigning = self._deleting, self._facts.reassigning
         if "deleting" in listed:
             self._deleting = set(listed["deleting"])
         self._apply_singles(singles)
         changed = self._apply_topic_reads(topic_reads) | self._apply_config_reads(client, config_reads)
-        if "deleting" in listed or ReassignPartitionsZNode.path in singles or everything:
-            changed |= set(self._topic_answers)
+        if everything:
+            changed |= self._topic_answers.keys()
+        else:  # only the topics whose marker or reassignment came or went: a deletion costs one topic, not all
+            changed |= (deleting ^ self._deleting) | (reassigning ^ self._facts.reassigning)
         self._rebuild(changed)
 
     def _read_singles(
@@ -279,16 +285,19 @@ class WatchedCluster:
         """Topics and configs to (re-)read: all of them, the ones that changed, and the ones new in a listing."""
         if "topics" in listed:
             current = set(listed["topics"])
-            for gone in set(self._topic_answers) - current:
+            for gone in self._topic_answers.keys() - current:
                 self._forget_topic(gone)
-            new_topics = current - set(self._topic_answers)
+            new_topics = current - self._topic_answers.keys()
         else:
-            current, new_topics = set(self._topic_answers), set()
+            current, new_topics = None, set()
         new_configs: set[str] = set()
         if "configs" in listed:
             self._config_names = set(listed["configs"])
-            new_configs = self._config_names - set(self._config_answers)
-        topics = current if everything else (stale.topics | new_topics)
+            new_configs = self._config_names - self._config_answers.keys()
+        if everything:
+            topics = current if current is not None else set(self._topic_answers)
+        else:
+            topics = stale.topics | new_topics
         configs = topics | stale.configs | new_configs
         if everything:
             configs |= self._config_names
@@ -300,6 +309,14 @@ class WatchedCluster:
         self._topic_answers.pop(topic, None)
         self._topics.pop(topic, None)
         self._unreadable.pop(topic, None)
+        self._recheck_orphan(topic)
+
+    def _recheck_orphan(self, topic: str) -> None:
+        config = self._config_answers.get(topic)
+        if config is not None and topic not in self._topic_answers:
+            self._orphans[topic] = config[1].version
+        else:
+            self._orphans.pop(topic, None)
 
     def _apply_topic_reads(self, reads: dict[str, Pending[Answer]]) -> set[str]:
         for topic, pending in reads.items():
@@ -327,6 +344,7 @@ class WatchedCluster:
 
     def _rebuild(self, changed: set[str]) -> None:
         for topic in changed:
+            self._recheck_orphan(topic)
             answer = self._topic_answers.get(topic)
             if answer is None:
                 continue
@@ -342,15 +360,12 @@ class WatchedCluster:
             except ZnodeFormatError as error:
                 self._topics.pop(topic, None)
                 self._unreadable[topic] = str(error)
-        orphans = {
-            t: answer[1].version for t, answer in self._config_answers.items() if t not in self._topic_answers
-        }
         self._state = ClusterState(
             cluster_id=self._facts.cluster_id,
             brokers=dict(self._brokers),
             topics=dict(self._topics),
             controller=self._facts.controller,
-            orphan_configs=orphans,
+            orphan_configs=dict(self._orphans),
             marked_for_deletion=frozenset(self._deleting),
             unreadable_topics=dict(self._unreadable),
             unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
