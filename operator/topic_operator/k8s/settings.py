@@ -72,7 +72,7 @@ class OperatorSettings:
     """Seconds past ``zk_deadline`` after which a batch still running counts as stuck: its KafkaTopics are
     retried, and liveness (``/healthz``) fails so that Kubernetes restarts the pod, saying so in the log."""
     health_port: int = field(default=8080, metadata=_env("KTO_HEALTH_PORT"))
-    """kopf's liveness endpoint (``/healthz``)."""
+    """The liveness endpoint (``/healthz``): fails when a cluster's batch is stuck past its deadline and grace."""
     metrics_port: int = field(default=9090, metadata=_env("KTO_METRICS_PORT"))
     """Prometheus metrics (``/metrics``) and readiness (``/readyz``); 0 disables both."""
     log_level: str = field(default="info", metadata=_env("KTO_LOG_LEVEL"))
