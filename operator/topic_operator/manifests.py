@@ -61,7 +61,14 @@ __all__ = [
 
 GROUP: Final = API_VERSION.split("/")[0]
 STRIMZI_GROUP: Final = "kafka.strimzi.io"
-STRIMZI_API_VERSIONS: Final = ("kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1")
+STRIMZI_API_VERSIONS: Final = (
+    "kafka.strimzi.io/v1alpha1",
+    "kafka.strimzi.io/v1beta1",
+    "kafka.strimzi.io/v1beta2",
+    "kafka.strimzi.io/v1",
+)
+"""Every version Strimzi served KafkaTopic in. The ZooKeeper-era v1alpha1 and v1beta1 have the same four spec fields
+as v1beta2 (and required partitions and replicas, as this reader does), so a team's older manifests read as is."""
 STRIMZI_CLUSTER_LABEL: Final = "strimzi.io/cluster"
 _STRIMZI_SPEC_FIELDS: Final = ("topicName", "partitions", "replicas", "config")
 _DNS_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -494,7 +501,7 @@ def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Top
     if group == STRIMZI_GROUP and kind == "KafkaTopic":
         if api_version in STRIMZI_API_VERSIONS:
             return _read_strimzi_topic(document)
-        versions = " and ".join(STRIMZI_API_VERSIONS)
+        versions = ", ".join(STRIMZI_API_VERSIONS[:-1]) + " and " + STRIMZI_API_VERSIONS[-1]
         document.error("apiVersion", api_version, f"Strimzi KafkaTopics are read in {versions} only")
         return None
     warnings.append(document.warning(f"ignored: {api_version} {kind} is not a topic or cluster declaration"))

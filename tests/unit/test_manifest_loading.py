@@ -209,7 +209,7 @@ def _strimzi(version: str, name: str, spec: str, labels: str = "strimzi.io/clust
     )
 
 
-@pytest.mark.parametrize("version", ["v1beta2", "v1"])
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1", "v1beta2", "v1"])
 def test_strimzi_kafkatopics_are_read_with_the_cluster_from_their_label(version: str) -> None:
     spec = """\
         topicName: Orders.V1
@@ -239,7 +239,7 @@ def test_strimzi_problems_are_explained_in_strimzi_terms() -> None:
         "strimzi.yaml",
         _strimzi("v1beta2", "orders", "partitions: 3\n", labels="team: orders"),
         _strimzi("v1beta2", "payments", "replicas: 3\nrackAwareMode: Safe\n"),
-        _strimzi("v1beta1", "old", "partitions: 1\nreplicas: 1\n"),
+        _strimzi("v2", "new", "partitions: 1\nreplicas: 1\n"),
     )
     assert _errors(load_manifests(["strimzi.yaml"])) == [
         "strimzi.yaml#1 KafkaTopic orders: metadata.labels.strimzi.io/cluster: a Strimzi KafkaTopic names its "
@@ -250,8 +250,8 @@ def test_strimzi_problems_are_explained_in_strimzi_terms() -> None:
         "broker's default, which kto cannot know: declare it)",
         "strimzi.yaml#2 KafkaTopic payments: spec.rackAwareMode = 'Safe': unknown field of a Strimzi KafkaTopic "
         "(known: topicName, partitions, replicas, config)",
-        "strimzi.yaml#3 KafkaTopic old: apiVersion = 'kafka.strimzi.io/v1beta1': Strimzi KafkaTopics are read "
-        "in kafka.strimzi.io/v1beta2 and kafka.strimzi.io/v1 only",
+        "strimzi.yaml#3 KafkaTopic new: apiVersion = 'kafka.strimzi.io/v2': Strimzi KafkaTopics are read in "
+        "kafka.strimzi.io/v1alpha1, kafka.strimzi.io/v1beta1, kafka.strimzi.io/v1beta2 and kafka.strimzi.io/v1 only",
     ]
 
 

@@ -148,7 +148,7 @@ FAMILIES: dict[str, st.SearchStrategy[str | bytes]] = {
             topic(kind="kafkatopic"),
             topic(api="kto.dev/v1"),
             topic(api="kto.dev"),
-            topic(api="kafka.strimzi.io/v1alpha1"),
+            topic(api="kafka.strimzi.io/v2"),
         ]
     ),
     "oversized file": st.builds(lambda n: topic() + "#" + "x" * n + "\n", st.integers(60_000, 120_000)),
