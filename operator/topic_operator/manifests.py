@@ -44,6 +44,12 @@ from topic_operator.manifest_files import (
 )
 from topic_operator.manifest_limits import ManifestLimits, limits_from_environment, object_problem
 from topic_operator.manifest_schema import API_VERSION, CRD_FILES, MISSING, crd_schema, schema_problems
+from topic_operator.manifest_topicctl import (
+    TOPICCTL_KIND,
+    field_names,
+    is_topicctl_topic,
+    read_topicctl_topic,
+)
 from topic_operator.manifest_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, TopicSpec
@@ -216,6 +222,10 @@ class _Document:
     refused: bool = False
     """The YAML document it comes from has a problem of its own (a key given twice): reported once, for the
     whole YAML document, and nothing of it is used."""
+    dialect: str = ""
+    """Set for a document of another tool's format, read by conversion (``TOPICCTL_KIND``): messages name it so."""
+    field_names: Mapping[str, str] = field(default_factory=dict)
+    """Converted field -> the field of the original document, for messages about the converted body."""
 
     _pruned: Mapping[str, Any] | None = None
 
@@ -232,6 +242,8 @@ class _Document:
 
     @property
     def kind(self) -> str:
+        if self.dialect:
+            return self.dialect
         kind = self.body.get("kind", "")
         return kind if isinstance(kind, str) else ""
 
@@ -242,6 +254,10 @@ class _Document:
 
     @property
     def name(self) -> str:
+        if self.dialect == TOPICCTL_KIND:
+            meta = self.body.get("meta")
+            name = meta.get("name") if isinstance(meta, Mapping) else None
+            return name if isinstance(name, str) else ""
         name, namespace = self.metadata.get("name"), self.metadata.get("namespace")
         if not isinstance(name, str):
             return ""
@@ -257,8 +273,16 @@ class _Document:
         if len(self.errors) >= self.max_errors:
             self.unlisted_errors += 1
             return
+        path = self._original_field(path)
         full = f"{self.prefix}{path}" if path else self.prefix.rstrip(".")
         self.errors.append(error_at(self.file, self.index, self.kind, self.name, full, value, rule))
+
+    def _original_field(self, path: str) -> str:
+        """``path`` of a converted body as the field of the document it came from (the longest match)."""
+        for converted in sorted(self.field_names, key=len, reverse=True):
+            if path == converted or path.startswith(f"{converted}."):
+                return self.field_names[converted] + path[len(converted) :]
+        return path
 
     def warning(self, message: str) -> ManifestWarning:
         return warning_at(self.file, self.index, self.kind, self.name, message)
@@ -298,9 +322,19 @@ class _Collector:
     ) -> None:
         kind = body.get("kind") if isinstance(body, Mapping) else None
         api_version = body.get("apiVersion") if isinstance(body, Mapping) else None
+        if is_topicctl_topic(body) and not prefix:
+            assert isinstance(body, Mapping)
+            max_errors = self.limits.max_errors_per_document
+            document = _Document(
+                file, index, prefix, body, max_errors, refused=refused, dialect=TOPICCTL_KIND
+            )
+            self.documents.append(document)
+            return
         if not (isinstance(kind, str) and kind and isinstance(api_version, str) and api_version):
             where = f"{prefix.rstrip('.')}: " if prefix else ""
-            message = f"{where}not a Kubernetes object (no apiVersion or kind): ignored"
+            message = (
+                f"{where}not a Kubernetes object (no apiVersion or kind) nor a topicctl topic file: ignored"
+            )
             self.warnings.append(warning_at(file, index, kind if isinstance(kind, str) else "", "", message))
             return
         assert isinstance(body, Mapping)
@@ -483,6 +517,8 @@ class _Cluster:
 def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Topic | _Cluster | None:
     """Which declaration a document is, by its group, kind and version, each judged on its own: a wrong kind is
     not blamed on the version."""
+    if document.dialect == TOPICCTL_KIND:
+        return _read_topicctl_topic(document, warnings)
     api_version, kind = str(document.body["apiVersion"]), document.kind
     group = _api_group(api_version)
     if group == GROUP:
@@ -549,6 +585,23 @@ def _read_strimzi_topic(document: _Document) -> _Topic:
     return topic
 
 
+def _read_topicctl_topic(document: _Document, warnings: list[ManifestWarning]) -> _Topic | None:
+    """A topicctl topic file, converted (``manifest_topicctl``), then read as a KafkaTopic: every message names
+    topicctl's fields."""
+    converted = read_topicctl_topic(document.body)
+    for path, value, rule in converted.problems:
+        document.error(path, value, rule)
+    warnings += [document.warning(note) for note in converted.notes]
+    if converted.body is None:
+        return None
+    document.field_names = field_names(retention_from_minutes=converted.retention_from_minutes)
+    spec = converted.body["spec"]
+    cluster, name = spec.get("cluster"), spec.get("topicName")
+    topic = _named_topic(document, cluster, name, "spec.topicName", spec)
+    _add_schema_errors(document, "KafkaTopic", converted.body)
+    return topic
+
+
 def _read_topic(document: _Document, body: Mapping[str, Any]) -> _Topic:
     """The fields of a topic and the checks that need no cluster (the name); the rest runs once the clusters
     are known (``_check_topics_against_clusters``)."""
@@ -558,6 +611,13 @@ def _read_topic(document: _Document, body: Mapping[str, Any]) -> _Topic:
         name, name_path = spec["topicName"], "spec.topicName"
     else:
         name, name_path = document.metadata.get("name"), "metadata.name"
+    return _named_topic(document, cluster, name, name_path, spec)
+
+
+def _named_topic(
+    document: _Document, cluster: object, name: object, name_path: str, spec: Mapping[str, Any]
+) -> _Topic:
+    """A topic and the checks of its name (Kafka's rules, not an internal topic)."""
     topic = _Topic(
         document,
         cluster if isinstance(cluster, str) else None,

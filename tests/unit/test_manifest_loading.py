@@ -574,8 +574,8 @@ def test_documents_of_other_kinds_are_ignored_with_a_warning() -> None:
         "mixed.yaml#1 ConfigMap settings: ignored: v1 ConfigMap is not a topic or cluster declaration",
         "mixed.yaml#2 Kafka my-cluster: ignored: kafka.strimzi.io/v1beta2 Kafka is not a topic or cluster "
         "declaration",
-        "mixed.yaml#3: not a Kubernetes object (no apiVersion or kind): ignored",
-        "mixed.yaml#4: not a Kubernetes object (no apiVersion or kind): ignored",
+        "mixed.yaml#3: not a Kubernetes object (no apiVersion or kind) nor a topicctl topic file: ignored",
+        "mixed.yaml#4: not a Kubernetes object (no apiVersion or kind) nor a topicctl topic file: ignored",
         "mixed.yaml#5 KafkaTopic orders: KafkaCluster local is not among the documents read: topic configs are "
         "checked against Kafka 3.4 and no topic prefix limit applies",
     ]
