@@ -48,7 +48,7 @@ def test_the_older_declaration_owns_the_topic_and_nothing_flip_flops(
         world.remove(older)  # the owner is deleted (Retain: the topic stays); the drift check hands over
         await world.tick(second)
         assert read_cluster(kafka_zk).topics["orders"].partition_count == 9
-        assert ready(younger)["reason"] == "Updated"
+        assert ready(younger)["reason"] == "Adopted"  # it takes over a topic it never managed
 
     world.run(scenario)
 

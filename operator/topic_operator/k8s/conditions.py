@@ -26,6 +26,8 @@ class Reason(StrEnum):
     """Partitions were added or configs changed by this reconcile."""
     IN_SYNC = "InSync"
     """Kafka already matched the declaration."""
+    ADOPTED = "Adopted"
+    """The topic existed before this KafkaTopic declared it, and is now managed by it (changed or not)."""
     INVALID = "Invalid"
     """The declaration breaks a CRD or Kafka rule (Kafka's own message is the condition's)."""
     NOT_SUPPORTED = "NotSupported"

@@ -29,6 +29,7 @@ from topic_operator.reconcile import TopicOutcome
 __all__ = [
     "MAX_MESSAGE",
     "MAX_UNMANAGED_LISTED",
+    "adopted_ready",
     "cluster_status",
     "drift_rows",
     "plan_items",
@@ -151,6 +152,26 @@ def ready_for_outcome(
             )
             return Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, _cut(message + _messages(errors)))
     raise AssertionError(f"unknown outcome {outcome}")  # pragma: no cover
+
+
+def adopted_ready(ready: Condition, topic_plan: TopicPlan) -> Condition:
+    """The Ready condition of a KafkaTopic taking over a topic that existed before it (created by hand, a script or
+    another tool): it was neither created nor re-placed, only brought to the declaration as any update is. Said
+    once, with what changed; in ``mode: Plan``, what adopting would change."""
+    topic = topic_plan.topic
+    if ready.reason is Reason.PLANNED:
+        message = (
+            f"mode: Plan: adopting existing topic {topic} would apply {len(topic_plan.actions)} actions (in "
+            f"status.plan; nothing applied): {summarize_changes(topic_plan.changes)}"
+        )
+        return Condition(READY, False, Reason.PLANNED, _cut(message))
+    if not ready.status:
+        return ready
+    if topic_plan.changes:
+        message = f"Adopted existing topic {topic}: {summarize_changes(topic_plan.changes)}"
+    else:
+        message = f"Adopted existing topic {topic}: it already matched the declaration, nothing was changed"
+    return Condition(READY, True, Reason.ADOPTED, _cut(message))
 
 
 def topic_status(

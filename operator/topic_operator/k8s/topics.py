@@ -26,6 +26,7 @@ from topic_operator.k8s.deletion import release_overdue
 from topic_operator.k8s.ownership import ClaimsByTopic, ClusterKey, TopicClaim, claim_of, owner_of
 from topic_operator.k8s.registry import ClusterHandle, TopicReport, TopicRequest
 from topic_operator.k8s.status import (
+    adopted_ready,
     drift_rows,
     plan_items,
     ready_for_outcome,
@@ -35,7 +36,7 @@ from topic_operator.k8s.status import (
 )
 from topic_operator.manifests import load_objects
 from topic_operator.model import ApplyMode, TopicSpec
-from topic_operator.plan import TopicStatus
+from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
 from topic_operator.zookeeper.errors import ZooKeeperError
 
@@ -54,7 +55,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 PAUSED_ANNOTATION: Final = "kto.dev/paused"
-_SETTLED: Final = {Reason.CREATED.value, Reason.UPDATED.value, Reason.IN_SYNC.value}
+_SETTLED: Final = {Reason.CREATED.value, Reason.UPDATED.value, Reason.IN_SYNC.value, Reason.ADOPTED.value}
+_ADOPTING_OUTCOMES: Final = (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED)
 _RETRIED_OUTCOMES: Final = {TopicOutcome.CONFLICT, TopicOutcome.NOT_WRITTEN, TopicOutcome.UNKNOWN}
 _FINAL_REFUSALS: Final = {Reason.INVALID.value, Reason.NOT_SUPPORTED.value, Reason.PLANNED.value}
 
@@ -171,11 +173,16 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
     ready = ready_for_outcome(result.outcome, result.plan, result.errors, exists=report.state is not None)
     if result.outcome is TopicOutcome.UNCHANGED:
         ready = _settled_ready(body) or ready
+    adopting = _adopting(body, result.plan, report) and result.outcome in _ADOPTING_OUTCOMES
+    if adopting:
+        ready = adopted_ready(ready, result.plan)
     remaining = report.remaining if report.remaining is not None else result.plan
     status = topic_status(
         generation=(body.get("metadata") or {}).get("generation"),
         topic=topic,
-        state=report.state,
+        # A plan of adoption observes the topic without taking it over: its fields stay unset, so that the
+        # first apply is still said to adopt it (status.plan shows what it would change).
+        state=None if adopting and result.outcome is TopicOutcome.PLANNED else report.state,
         ready=ready,
         drift=remaining.changes,
         plan=plan_items(remaining, pending=True),
@@ -331,6 +338,18 @@ def _ready(body: Mapping[str, Any]) -> Mapping[str, Any]:
         if isinstance(condition, Mapping) and condition.get("type") == READY:
             return condition
     return {}
+
+
+def _adopting(body: Mapping[str, Any], topic_plan: TopicPlan, report: TopicReport) -> bool:
+    """Whether this reconcile takes over a topic that existed before: this KafkaTopic has never observed its topic
+    (its status has no partition count, which every reconcile that reached Kafka records, and which a pause, a
+    refusal or a conflict leaves in place), and the engine did not create it."""
+    status = body.get("status") or {}
+    return (
+        report.state is not None
+        and topic_plan.status is not TopicStatus.CREATE
+        and status.get("partitions") is None
+    )
 
 
 def _settled_ready(body: Mapping[str, Any]) -> Condition | None:
