@@ -208,6 +208,20 @@ async def _until_idle(window: float = 2.0, busy: float = 0.02, limit: float = 60
     return time.monotonic() - started
 
 
+async def _until_ready(url: str, limit: float = 900.0) -> None:
+    """Poll the operator's ``/readyz`` until it answers 200."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        await asyncio.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer 200 within {limit:g} s")
+
+
 def _floor_registry() -> Any:
     """kopf with the least an operator can do per KafkaTopic event: one index, a handler that writes a Ready
     status and posts one Event, kopf's settings as the operator has them. Nothing of ours runs: what this costs
@@ -282,7 +296,7 @@ async def _main(args: argparse.Namespace) -> None:
             register_brokers(admin, RACKS)
             connect = f"{zookeeper.connect_string}/kafka"
             settings = OperatorSettings(
-                namespaces=(NS,), peering="", metrics_port=0, health_port=free_port(),
+                namespaces=(NS,), peering="", metrics_port=free_port(), health_port=free_port(),
                 drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
             )  # fmt: skip
             profiler = _start_profiler(work) if args.profile else None
@@ -298,6 +312,10 @@ async def _main(args: argparse.Namespace) -> None:
 
             async def restart() -> None:  # kopf lists, indexes and resumes every KafkaTopic
                 session.extend(await _operator_session(settings, phases, [], connect, args.kopf_floor))
+                # Idle alone ends too early: kopf's first list of 10,000 objects leaves the process quiet for
+                # seconds. Readiness is reached once that list is indexed; the resumes follow, busy, until idle.
+                if not args.kopf_floor:  # the floor's registry has none of the operator's readiness
+                    await _until_ready(f"http://127.0.0.1:{settings.metrics_port}/readyz")
 
             await phases.measure("restart", args.topics, restart())
             stop, task = session
