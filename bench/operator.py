@@ -208,16 +208,20 @@ async def _until_idle(window: float = 2.0, busy: float = 0.02, limit: float = 60
     return time.monotonic() - started
 
 
+def _answers_200(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
 async def _until_ready(url: str, limit: float = 900.0) -> None:
-    """Poll the operator's ``/readyz`` until it answers 200."""
+    """Poll the operator's ``/readyz`` until it answers 200, from a thread: the operator serves it on this loop."""
     started = time.monotonic()
     while time.monotonic() - started < limit:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            pass
+        if await asyncio.to_thread(_answers_200, url):
+            return
         await asyncio.sleep(0.5)
     raise TimeoutError(f"{url} did not answer 200 within {limit:g} s")
 
@@ -296,7 +300,7 @@ async def _main(args: argparse.Namespace) -> None:
             register_brokers(admin, RACKS)
             connect = f"{zookeeper.connect_string}/kafka"
             settings = OperatorSettings(
-                namespaces=(NS,), peering="", metrics_port=free_port(), health_port=free_port(),
+                namespaces=(NS,), peering="", metrics_port=free_port(), health_port=free_port(), listen_host="127.0.0.1",
                 drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
             )  # fmt: skip
             profiler = _start_profiler(work) if args.profile else None

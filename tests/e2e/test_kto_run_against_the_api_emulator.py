@@ -86,6 +86,7 @@ def _start(tmp_path: Path, kubeconfig: Path | None, **env: str) -> Operator:
         **{k: v for k, v in os.environ.items() if not k.startswith(("KTO_", "KUBECONFIG"))},
         "HOME": str(home),
         "KTO_METRICS_PORT": str(metrics_port),
+        "KTO_LISTEN_HOST": "127.0.0.1",
         "KTO_HEALTH_PORT": str(_free_port()),
         "KTO_BATCH_LINGER": "0.05",
         "KTO_RETRY_DELAY": "1",

@@ -43,6 +43,7 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
      "are ridden out)"),
     ("--stuck-grace", "stuck_grace", float, "seconds past the deadline after which a running batch is stuck and "
      "liveness fails"),
+    ("--listen-host", "listen_host", str, "address the probe and metrics endpoints listen on"),
     ("--health-port", "health_port", int, "port of the liveness endpoint /healthz"),
     ("--metrics-port", "metrics_port", int, "port of /metrics and /readyz (0: off)"),
     ("--peering", "peering", str, "kopf peering object shared by the replicas ('' for standalone)"),
@@ -184,10 +185,12 @@ async def operate(
         return is_ready, context.readiness.waiting_for
 
     liveness = Liveness(settings.stuck_after)
-    runners = [await serve_health(lambda: liveness.check(context.clusters.handles()), host="0.0.0.0",
+    runners = [await serve_health(lambda: liveness.check(context.clusters.handles()), host=settings.listen_host,
                                   port=settings.health_port)]  # fmt: skip
     if settings.metrics_port:
-        runners.append(await serve(context.metrics, ready, host="0.0.0.0", port=settings.metrics_port))
+        runners.append(
+            await serve(context.metrics, ready, host=settings.listen_host, port=settings.metrics_port)
+        )
     logger.info(
         "starting kafka-topic-operator: %s, peering %s (priority %d)",
         "all namespaces" if settings.clusterwide else "namespaces " + ", ".join(settings.namespaces),

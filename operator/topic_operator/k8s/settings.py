@@ -71,6 +71,9 @@ class OperatorSettings:
     stuck_grace: float = field(default=30.0, metadata=_env("KTO_STUCK_GRACE"))
     """Seconds past ``zk_deadline`` after which a batch still running counts as stuck: its KafkaTopics are
     retried, and liveness (``/healthz``) fails so that Kubernetes restarts the pod, saying so in the log."""
+    listen_host: str = field(default="0.0.0.0", metadata=_env("KTO_LISTEN_HOST"))
+    """The address ``/healthz``, ``/readyz`` and ``/metrics`` listen on: every interface in a pod, for the kubelet's
+    probes and Prometheus; ``127.0.0.1`` for a developer's ``kto run`` and the tests."""
     health_port: int = field(default=8080, metadata=_env("KTO_HEALTH_PORT"))
     """The liveness endpoint (``/healthz``): fails when a cluster's batch is stuck past its deadline and grace."""
     metrics_port: int = field(default=9090, metadata=_env("KTO_METRICS_PORT"))
