@@ -225,6 +225,17 @@ class World:
             self._apply(body, patch)
         return patch
 
+    async def topic_resumed(self, body: dict[str, Any]) -> kopf.Patch:
+        """kopf's resume of an existing KafkaTopic when the operator starts."""
+        self.add(body)
+        patch = kopf.Patch()
+        indices = await self.indices()
+        try:
+            await handlers.topic_resumed(body=body, memo=self.memo, patch=patch, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
+        finally:
+            self._apply(body, patch)
+        return patch
+
     async def topic_deleted(self, body: dict[str, Any], *, requested: datetime.datetime = NOW) -> None:
         """kopf calls the delete handler (only for deletionPolicy Delete); returning releases the finalizer."""
         body["metadata"]["deletionTimestamp"] = requested.strftime("%Y-%m-%dT%H:%M:%SZ")

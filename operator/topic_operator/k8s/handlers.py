@@ -4,8 +4,9 @@ Registered on a registry built by ``build_registry(settings)`` rather than at im
 the settings and tests inspect (or run) exactly what ``kto run`` runs. Every handler takes the operator's
 ``OperatorContext`` from ``memo.kto``.
 
-- KafkaTopic: create/update/resume -> reconcile; delete (only with ``deletionPolicy: Delete``, so only those get
-  a finalizer) -> delete or keep the Kafka topic.
+- KafkaTopic: create/update -> reconcile; resume -> reconcile unless already settled at its spec (the drift check
+  at start covers those); delete (only with ``deletionPolicy: Delete``, so only those get a finalizer) -> delete
+  or keep the Kafka topic.
 - KafkaCluster: create/update/resume -> connect and report; delete (optional: no finalizer) -> disconnect; a timer
   every ``drift_interval`` seconds -> report the cluster and check its topics for drift. The timer lives on the
   KafkaCluster, not on each KafkaTopic, because kopf gives every object with a timer a finalizer, and
@@ -32,7 +33,7 @@ from topic_operator.k8s.ownership import ClusterKey, TopicClaim, claim_of, clust
 from topic_operator.k8s.persistence import configure_persistence
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
-from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, reconcile_topic
+from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, reconcile_topic, settled_at_resume
 
 __all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]
 
@@ -167,6 +168,21 @@ async def topic_changed(
     _finish(ctx, plain, verdict, patch)
 
 
+async def topic_resumed(
+    body: kopf.Body,
+    memo: Any,
+    patch: kopf.Patch,
+    kto_topic_claims: kopf.Index[str, TopicClaim],
+    kto_cluster_identities: kopf.Index[ClusterKey, str],
+    **_: Any,
+) -> None:
+    """At start-up: nothing for a KafkaTopic already settled at its spec (the drift check at start covers it),
+    a reconcile for any other."""
+    if settled_at_resume(body):
+        return
+    await topic_changed(body, memo, patch, kto_topic_claims, kto_cluster_identities)
+
+
 async def topic_deleted(
     body: kopf.Body,
     memo: Any,
@@ -269,7 +285,7 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     kopf.index(*TOPICS, registry=registry)(_handler(kto_topic_claims))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
 
-    kopf.on.resume(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
+    kopf.on.resume(*TOPICS, registry=registry, id="topic")(_handler(topic_resumed))
     kopf.on.create(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
     kopf.on.update(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
     kopf.on.delete(

@@ -49,6 +49,7 @@ __all__ = [
     "delete_topic",
     "is_paused",
     "reconcile_topic",
+    "settled_at_resume",
     "validate_topic",
 ]
 
@@ -89,6 +90,15 @@ class DeletionVerdict:
     result: str
     events: tuple[EventSpec, ...] = ()
     retry: str | None = None
+
+
+def settled_at_resume(body: Mapping[str, Any]) -> bool:
+    """Whether a resume at start-up has nothing to do: the status already says Kafka matched this very spec
+    (Ready=True, Created/Adopted/Updated/InSync, at this generation; a paused topic or one in mode Plan never says
+    so), and the KafkaTopic is not being deleted. kopf resumes every object when the operator starts; planning
+    each such one again would repeat the KafkaCluster's drift check, which also runs at start and reverts what
+    changed in Kafka while the operator was away. Spec changes made meanwhile come as updates, not resumes."""
+    return _settled_ready(body) is not None and not mapping(body.get("metadata")).get("deletionTimestamp")
 
 
 def is_paused(body: Mapping[str, Any]) -> bool:
