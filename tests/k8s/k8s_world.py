@@ -191,15 +191,19 @@ class World:
     def _apply(self, body: dict[str, Any], patch: kopf.Patch) -> None:
         merge(body, dict(patch))
 
-    async def cluster_changed(self, body: dict[str, Any]) -> kopf.Patch:
+    async def _changed(self, handler: Callable[..., Awaitable[None]], body: dict[str, Any]) -> kopf.Patch:
+        """Call a change handler as kopf does (the body, the memo, a patch and the indices), then apply the patch."""
         self.add(body)
         patch = kopf.Patch()
         indices = await self.indices()
         try:
-            await handlers.cluster_changed(body=body, memo=self.memo, patch=patch, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
+            await handler(body=body, memo=self.memo, patch=patch, **indices)
         finally:
             self._apply(body, patch)
         return patch
+
+    async def cluster_changed(self, body: dict[str, Any]) -> kopf.Patch:
+        return await self._changed(handlers.cluster_changed, body)
 
     async def cluster_deleted(self, body: dict[str, Any]) -> None:
         self.remove(body)
@@ -216,25 +220,11 @@ class World:
         return patch
 
     async def topic_changed(self, body: dict[str, Any]) -> kopf.Patch:
-        self.add(body)
-        patch = kopf.Patch()
-        indices = await self.indices()
-        try:
-            await handlers.topic_changed(body=body, memo=self.memo, patch=patch, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
-        finally:
-            self._apply(body, patch)
-        return patch
+        return await self._changed(handlers.topic_changed, body)
 
     async def topic_resumed(self, body: dict[str, Any]) -> kopf.Patch:
         """kopf's resume of an existing KafkaTopic when the operator starts."""
-        self.add(body)
-        patch = kopf.Patch()
-        indices = await self.indices()
-        try:
-            await handlers.topic_resumed(body=body, memo=self.memo, patch=patch, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
-        finally:
-            self._apply(body, patch)
-        return patch
+        return await self._changed(handlers.topic_resumed, body)
 
     async def topic_deleted(self, body: dict[str, Any], *, requested: datetime.datetime = NOW) -> None:
         """kopf calls the delete handler (only for deletionPolicy Delete); returning releases the finalizer."""
