@@ -464,11 +464,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--examples", metavar="DIR", help="manifests to apply (default: manifests/examples)")
     demo.set_defaults(handler=_demo)
 
+    from topic_operator.convert_command import register as register_convert
     from topic_operator.drift.command import register as register_drift
     from topic_operator.k8s.command import register as register_run
 
     register_run(commands)
     register_drift(commands)
+    register_convert(commands)
     return parser
 
 
