@@ -50,9 +50,11 @@ class OperatorSettings:
     """Seconds a cluster's batch waits for more events before planning: many KafkaTopic events, one plan."""
     batch_max_size: int = field(default=500, metadata=_env("KTO_BATCH_MAX_SIZE"))
     """At most this many topics per plan/apply; the rest go in the next batch."""
-    queue_size: int = field(default=2000, metadata=_env("KTO_QUEUE_SIZE"))
+    queue_size: int = field(default=20_000, metadata=_env("KTO_QUEUE_SIZE"))
     """At most this many distinct topics waiting per cluster. Beyond it a handler waits ``queue_wait`` seconds
-    for room, then is retried later by kopf (back-pressure, never a crash)."""
+    for room, then is retried later by kopf (back-pressure, never a crash). Large enough for a burst of 10,000
+    new KafkaTopics: a waiting entry is a spec and a future (kopf holds every body anyway), while an overflow
+    costs a retry ``retry_delay`` later and a status write for kopf's progress record."""
     queue_wait: float = field(default=5.0, metadata=_env("KTO_QUEUE_WAIT"))
     retry_delay: float = field(default=30.0, metadata=_env("KTO_RETRY_DELAY"))
     """Seconds before kopf retries a handler that met an unreachable cluster, a full queue or a write conflict."""
