@@ -331,6 +331,89 @@ def _snapshot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _export(args: argparse.Namespace) -> int:
+    import re
+
+    import yaml
+
+    from topic_operator.connect_string import ConnectStringError, parse_connect_string
+    from topic_operator.export import TopicFilter, cluster_document, export_cluster
+    from topic_operator.manifests import load_manifests
+    from topic_operator.topic_documents import object_name
+    from topic_operator.zookeeper.snapshot import read_cluster
+
+    if args.format == "strimzi" and args.with_assignment:
+        raise UsageError(
+            "--with-assignment: a Strimzi KafkaTopic has no replica assignment; use --format kto"
+        )
+    try:
+        wanted = TopicFilter(
+            re.compile(args.include) if args.include is not None else None,
+            re.compile(args.exclude) if args.exclude is not None else None,
+        )
+    except re.error as error:
+        raise UsageError(
+            f"--include/--exclude {error.pattern!r} is not a regular expression: {error}"
+        ) from None
+    cluster, write_cluster = args.cluster, args.cluster is None
+    declared: set[str] = set()
+    if args.unmanaged_from is not None:
+        manifests = load_manifests([args.unmanaged_from])
+        if manifests.errors:
+            _print_errors([str(e) for e in manifests.errors], sys.stderr)
+            raise UsageError(
+                f"--unmanaged-from {args.unmanaged_from}: the manifests have errors; nothing written"
+            )
+        named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
+        if cluster is None and len(named) == 1:
+            cluster, write_cluster = named[0], manifests.cluster(named[0]) is None
+        declared = {t.name for t in manifests.topics if t.cluster == cluster}
+    if cluster is None:
+        try:
+            chroot = parse_connect_string(args.zookeeper)[1]
+        except ConnectStringError:
+            chroot = None  # refused with its reason when connecting
+        cluster = object_name(chroot.strip("/").replace("/", "-")) if chroot else "kafka"
+    if args.output != "-" and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise UsageError(f"cannot export to {args.output!r}: it exists and is not a directory")
+    with _zookeeper(args.zookeeper, args.deadline) as client:
+        state = read_cluster(client, deadline=args.deadline)
+    _warn_about(state, cluster, skip_topics=True)
+    exported = export_cluster(
+        state, cluster=cluster, target=args.format, with_assignment=args.with_assignment, wanted=wanted,
+        declared=declared,
+    )  # fmt: skip
+    for note in exported.notes:
+        print(f"note: {note}", file=sys.stderr)
+    files: list[tuple[str, str]] = []
+    if write_cluster:
+        files.append(
+            (
+                f"kafkacluster-{cluster}",
+                yaml.safe_dump(cluster_document(cluster, args.zookeeper), sort_keys=False),
+            )
+        )
+    for topic in exported.topics:
+        comment = f"# {topic.comment}\n" if topic.comment else ""
+        if topic.comment:
+            print(f"warning: {topic.comment}", file=sys.stderr)
+        body = yaml.safe_dump(topic.document, sort_keys=False) if topic.document is not None else ""
+        files.append((topic.file_name, comment + body))
+    if args.output == "-":
+        sys.stdout.write("".join(f"---\n{text}" for _, text in files))
+    else:
+        directory = Path(args.output)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            for name, text in files:
+                _write_whole(directory / f"{name}.yaml", text)
+        except OSError as error:
+            raise UsageError(f"cannot write to {args.output!r}: {error.strerror or error}") from None
+    written = sum(1 for t in exported.topics if t.document is not None)
+    print(f"export: {written} topics of {cluster} -> {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _check_writable(output: Path) -> None:
     """Before reading a whole cluster: refuse an output that cannot be written, in one line."""
     if output.is_dir():
@@ -457,6 +540,29 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
     _add_deadline_option(snapshot)
     snapshot.set_defaults(handler=_snapshot)
+
+    export = commands.add_parser(
+        "export",
+        help="write a KafkaTopic for each topic of a live cluster, to bring it under management",
+        description="Read a cluster and write one KafkaTopic per topic as it is: partitions, partition 0's "
+        "replication factor, the config overrides as stored (and with --with-assignment every partition's "
+        "replicas), so that kto plan -f of the export plans nothing. Kafka's internal topics and topics marked "
+        "for deletion are left out with a note. Without --cluster, the KafkaCluster document is written too, "
+        "named after the chroot.",
+    )
+    export.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    export.add_argument("--cluster", metavar="NAME",
+                        help="the KafkaCluster the topics name, declared elsewhere (its document is not written)")  # fmt: skip
+    export.add_argument("--format", choices=("kto", "strimzi"), default="kto")
+    export.add_argument("--with-assignment", action="store_true", help="declare every partition's replicas")
+    export.add_argument("--include", metavar="REGEX", help="only topics whose whole name matches")
+    export.add_argument("--exclude", metavar="REGEX", help="not the topics whose whole name matches")
+    export.add_argument("--unmanaged-from", metavar="DIR",
+                        help="only the topics the manifests in DIR do not declare (for their cluster)")  # fmt: skip
+    export.add_argument("-o", "--output", required=True, metavar="DIR",
+                        help="a directory (a file per topic), or - for one YAML stream on stdout")  # fmt: skip
+    _add_deadline_option(export)
+    export.set_defaults(handler=_export)
 
     demo = commands.add_parser(
         "demo", help="run the engine against a local ZooKeeper and a simulated 6-broker cluster"
