@@ -15,10 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
 from kazoo.client import KazooClient
 
 from topic_operator.describe import describe_lines
-from topic_operator.manifests import load_manifests
+from topic_operator.export import cluster_document, export_cluster
+from topic_operator.manifests import load_manifests, load_objects
 from topic_operator.model import ApplyMode, ClusterSpec, TopicSpec
 from topic_operator.plan_output import render_plan_text
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
@@ -107,6 +109,22 @@ def run_demo(out: TextIO, examples: Path | None = None) -> int:
     return 0
 
 
+def _show_export(out: TextIO, client: KazooClient, reconciler: Reconciler, cluster: ClusterSpec) -> None:
+    """``kto export`` of the demo cluster, and ``kto plan`` of that export: nothing to change."""
+    state = read_cluster(client)
+    exported = export_cluster(state, cluster=cluster.name)
+    documents = [t.document for t in exported.topics if t.document is not None]
+    _heading(out, f"kto export --zookeeper {cluster.zookeeper_connect} --cluster {cluster.name} -o -")
+    out.write(yaml.safe_dump_all(documents[:2], sort_keys=False, explicit_start=True))
+    out.write(f"  ... {len(documents)} KafkaTopics in all\n")
+    loaded = load_objects([cluster_document(cluster.name, cluster.zookeeper_connect), *documents])
+    plan = reconciler.plan(list(loaded.topics))
+    out.write(
+        f"  kto plan -f of the export: {len(plan.topics)} topics, {len(plan.actions)} actions: it declares the "
+        "cluster as it is, ready to be managed\n"
+    )
+
+
 def _run(
     out: TextIO, server: LocalZooKeeper, brokers: KazooClient, declared: ClusterSpec, topics: list[TopicSpec]
 ) -> None:
@@ -151,5 +169,7 @@ def _run(
         _heading(out, "kto apply --yes again: nothing to change")
         again = reconciler.apply(changed)
         out.write(f"  {again.writes} writes; {len(again.results)} topics unchanged\n")
+
+        _show_export(out, client, reconciler, cluster)
     finally:
         close_client(client)

@@ -8,9 +8,10 @@ property, tested against a real ZooKeeper).
 
 Left out, each with a note: Kafka's internal topics (kafka-topic-operator never manages them), topics marked for
 deletion (Kafka is deleting them), and, with ``declared``, the topics a team's manifests already declare. Kept with
-a comment saying why ``kto plan`` will refuse them: topics whose partitions have different replication factors
-(Kafka changes that only by a reassignment), and topics whose znode cannot be read (a comment alone: nothing of it
-can be said).
+a comment: topics whose partitions have different replication factors (exported with partition 0's, which ``kto
+plan`` takes as the topic's, as Kafka's addPartitions does; with ``with_assignment`` plan refuses them, since a
+replicaAssignment declares one factor), and topics whose znode cannot be read (a comment alone, saying that plan
+refuses them: nothing of them can be said).
 
 Pure: a ``ClusterState`` in, documents and notes out.
 """
@@ -98,10 +99,14 @@ def export_cluster(
         specs.append(_spec(cluster, topic, with_assignment))
         factors = sorted({len(replicas) for replicas in topic.partitions.values()})
         if len(factors) > 1:
+            listed = ", ".join(map(str, factors))
             comments[name] = (
-                f"kto plan will refuse topic {name}: its partitions have replication factors "
-                f"{', '.join(map(str, factors))} (exported with partition 0's, {topic.replication_factor}); Kafka "
-                "makes them equal only by a partition reassignment"
+                f"kto plan will refuse topic {name}: its partitions have replication factors {listed}, and a "
+                "replicaAssignment declares one; Kafka makes them equal only by a partition reassignment"
+                if with_assignment
+                else f"topic {name}: its partitions have replication factors {listed}; exported with partition "
+                f"0's ({topic.replication_factor}), which kto plan takes as the topic's, as Kafka's "
+                "addPartitions does; Kafka makes them equal only by a partition reassignment"
             )
     converted = topic_documents(specs, target)
     if converted.problems:  # only a replica assignment in Strimzi's format, which the caller refuses first
