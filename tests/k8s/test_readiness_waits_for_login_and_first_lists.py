@@ -8,7 +8,7 @@ from collections.abc import Collection
 
 import pytest
 
-from topic_operator.k8s.readiness import Readiness
+from topic_operator.k8s.readiness import RELIST_AFTER, Readiness
 
 
 class Lister:
@@ -78,15 +78,37 @@ def test_an_api_failure_is_not_ready_and_says_why(lister: Lister) -> None:
 
 
 def test_objects_gone_since_are_not_waited_for(lister: Lister) -> None:
-    """Readiness compares a fresh list each time: an object deleted before kopf listed it cannot block it."""
-    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    """Readiness lists again once its list is RELIST_AFTER old: an object deleted before kopf listed it cannot
+    block it for ever."""
+    now = [0.0]
+    readiness = Readiness(("kafkatopics", "kafkaclusters"), clock=lambda: now[0])
     readiness.started()
     readiness.logged_in()
     readiness.indexed("kafkatopics", "t1")
     readiness.indexed("kafkaclusters", "c1")
     assert not _check(readiness, lister)
     lister.uids["kafkatopics"].discard("t2")
+    assert not _check(readiness, lister)  # the list is recent: still waiting for t2
+    now[0] += RELIST_AFTER
     assert _check(readiness, lister)
+
+
+def test_probes_while_kopf_catches_up_list_each_kind_once(lister: Lister) -> None:
+    """Listing every object on every probe kept a 10,000-object operator too busy to index kopf's first list."""
+    readiness = Readiness(("kafkatopics", "kafkaclusters"), clock=lambda: 0.0)
+    readiness.started()
+    readiness.logged_in()
+    for _ in range(5):
+        assert not _check(readiness, lister)
+    assert lister.calls == 1  # kafkatopics: it stops at the first kind with objects not yet seen
+    readiness.indexed("kafkatopics", "t1")
+    readiness.indexed("kafkatopics", "t2")
+    for _ in range(5):
+        assert not _check(readiness, lister)
+    assert lister.calls == 2  # and kafkaclusters, once
+    readiness.indexed("kafkaclusters", "c1")
+    assert _check(readiness, lister)
+    assert lister.calls == 2
 
 
 def test_a_slow_list_never_holds_the_probe(lister: Lister) -> None:

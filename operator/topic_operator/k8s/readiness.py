@@ -7,7 +7,8 @@ listing, but it calls the index handlers for every object of it before any other
 1. kopf's start-up is done (its ready flag);
 2. a login handler gave kopf credentials;
 3. for each kind, a list through the operator's own API client succeeds (the credentials and RBAC work), and
-   every object in it has been seen by kopf's index handlers (kopf's first list has arrived).
+   every object in it has been seen by kopf's index handlers (kopf's first list has arrived). The list is taken
+   again only once it is ``RELIST_AFTER`` seconds old, not on every probe.
 
 Once reached, readiness is kept: a readiness probe that failed while 10,000 KafkaTopics are being created (the
 index catching up with the API) would only take the pod out of its Service. Pure: the list comes from the caller.
@@ -16,17 +17,27 @@ index catching up with the API) would only take the pod out of its Service. Pure
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Collection, Iterable
+from typing import Final
 
-__all__ = ["Readiness"]
+__all__ = ["RELIST_AFTER", "Readiness"]
 
 ListUids = Callable[[str], Awaitable[Collection[str]]]
 """Lists the uids of every object of a kind (its plural) in the watched namespaces."""
 
 
+RELIST_AFTER: Final = 30.0
+"""Seconds a kind's list is compared against before it is listed again. Each probe listing 10,000 KafkaTopics
+anew kept the operator so busy that kopf's own first list took minutes to index; listing again now and then
+still notices objects deleted before kopf saw them (they would never be seen)."""
+
+
 class Readiness:
-    def __init__(self, kinds: Iterable[str]) -> None:
+    def __init__(self, kinds: Iterable[str], *, clock: Callable[[], float] = time.monotonic) -> None:
         self._kinds = tuple(kinds)
+        self._clock = clock
+        self._listed: dict[str, tuple[float, frozenset[str]]] = {}
         self._seen: dict[str, set[str]] = {kind: set() for kind in self._kinds}
         self._started = False
         self._logged_in = False
@@ -72,12 +83,15 @@ class Readiness:
             self.waiting_for = "a login (no login handler has given credentials yet)"
             return False
         for kind in self._kinds:
-            try:
-                listed = await list_uids(kind)
-            except Exception as error:  # any API failure: not ready, and the probe says why
-                self.waiting_for = f"a list of {kind} ({type(error).__name__}: {error})"
-                return False
-            missing = set(listed) - self._seen[kind]
+            at, listed = self._listed.get(kind, (float("-inf"), frozenset()))
+            if self._clock() - at >= RELIST_AFTER:
+                try:
+                    listed = frozenset(await list_uids(kind))
+                except Exception as error:  # any API failure: not ready, and the probe says why
+                    self.waiting_for = f"a list of {kind} ({type(error).__name__}: {error})"
+                    return False
+                self._listed[kind] = (self._clock(), listed)
+            missing = listed - self._seen[kind]
             if missing:
                 self.waiting_for = (
                     f"kopf's first list of {kind} ({len(missing)} of {len(listed)} not seen yet)"
@@ -85,5 +99,6 @@ class Readiness:
                 return False
         self._ready = True
         self._seen = {kind: set() for kind in self._kinds}  # no longer needed
+        self._listed = {}
         self.waiting_for = ""
         return True
