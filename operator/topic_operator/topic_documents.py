@@ -111,14 +111,21 @@ def topic_documents(specs: Iterable[TopicSpec], target: str) -> Converted:
     return Converted(tuple(documents), tuple(problems))
 
 
-def _kto_document(spec: TopicSpec, name: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"cluster": spec.cluster}
+def _shared_fields(spec: TopicSpec, name: str) -> dict[str, Any]:
+    """What both formats say alike: the topic name (when the object name is not it), counts and config."""
+    body: dict[str, Any] = {}
     if spec.name != name:
         body["topicName"] = spec.name
     body["partitions"] = spec.partitions
     body["replicas"] = spec.replicas
     if spec.config:
         body["config"] = dict(sorted(spec.config.items()))
+    return body
+
+
+def _kto_only_fields(spec: TopicSpec) -> dict[str, Any]:
+    """What only a kto.dev KafkaTopic can say, where it differs from the default."""
+    body: dict[str, Any] = {}
     if spec.replica_assignment is not None:
         body["replicaAssignment"] = [
             list(spec.replica_assignment[p]) for p in sorted(spec.replica_assignment)
@@ -129,31 +136,21 @@ def _kto_document(spec: TopicSpec, name: str) -> dict[str, Any]:
         body["deletionPolicy"] = spec.deletion_policy.value
     if spec.mode is not ApplyMode.APPLY:
         body["mode"] = spec.mode.value
+    return body
+
+
+def _kto_document(spec: TopicSpec, name: str) -> dict[str, Any]:
+    body = {"cluster": spec.cluster, **_shared_fields(spec, name), **_kto_only_fields(spec)}
     return {"apiVersion": API_VERSION, "kind": "KafkaTopic", "metadata": {"name": name}, "spec": body}
 
 
 def _not_in_strimzi(spec: TopicSpec) -> list[str]:
     """What a Strimzi KafkaTopic (topicName, partitions, replicas, config) cannot say of ``spec``."""
-    missing = []
-    if spec.replica_assignment is not None:
-        missing.append("replicaAssignment")
-    if spec.rack_aware_mode is not RackAwareMode.ENFORCED:
-        missing.append("rackAwareMode")
-    if spec.deletion_policy is not DeletionPolicy.RETAIN:
-        missing.append("deletionPolicy")
-    if spec.mode is not ApplyMode.APPLY:
-        missing.append("mode")
-    return missing
+    return list(_kto_only_fields(spec))
 
 
 def _strimzi_document(spec: TopicSpec, name: str) -> dict[str, Any]:
-    body: dict[str, Any] = {}
-    if spec.name != name:
-        body["topicName"] = spec.name
-    body["partitions"] = spec.partitions
-    body["replicas"] = spec.replicas
-    if spec.config:
-        body["config"] = dict(sorted(spec.config.items()))
+    body = _shared_fields(spec, name)
     return {
         "apiVersion": STRIMZI_API_VERSION,
         "kind": "KafkaTopic",
