@@ -57,6 +57,8 @@ logger = logging.getLogger(__name__)
 
 PAUSED_ANNOTATION: Final = "kto.dev/paused"
 _SETTLED: Final = {Reason.CREATED.value, Reason.UPDATED.value, Reason.IN_SYNC.value, Reason.ADOPTED.value}
+_MAY_HAVE_WRITTEN: Final = {*_SETTLED, Reason.CLUSTER_UNAVAILABLE.value}
+"""Ready reasons after which this KafkaTopic may have written its topic itself: never an adoption then."""
 _ADOPTING_OUTCOMES: Final = (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED)
 _RETRIED_OUTCOMES: Final = {TopicOutcome.CONFLICT, TopicOutcome.NOT_WRITTEN, TopicOutcome.UNKNOWN}
 _FINAL_REFUSALS: Final = {Reason.INVALID.value, Reason.NOT_SUPPORTED.value, Reason.PLANNED.value}
@@ -353,12 +355,16 @@ def _ready(body: Mapping[str, Any]) -> Mapping[str, Any]:
 def _adopting(body: Mapping[str, Any], topic_plan: TopicPlan, report: TopicReport) -> bool:
     """Whether this reconcile takes over a topic that existed before: this KafkaTopic has never observed its topic
     (its status has no partition count, which every reconcile that reached Kafka records, and which a pause, a
-    refusal or a conflict leaves in place), and the engine did not create it."""
+    refusal or a conflict leaves in place), the engine did not create it now, and no earlier attempt of this
+    KafkaTopic may have: after Created, Updated or InSync (a write whose re-read an outage cut short leaves no
+    partition count) or ClusterUnavailable (a batch cut short, its outcome not written or unknown), the topic
+    found may be this KafkaTopic's own creation."""
     status = body.get("status") or {}
     return (
         report.state is not None
         and topic_plan.status is not TopicStatus.CREATE
         and status.get("partitions") is None
+        and _ready(body).get("reason") not in _MAY_HAVE_WRITTEN
     )
 
 
