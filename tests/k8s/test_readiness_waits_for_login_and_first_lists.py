@@ -8,7 +8,7 @@ from collections.abc import Collection
 
 import pytest
 
-from topic_operator.k8s.readiness import RELIST_AFTER, Readiness
+from topic_operator.k8s.readiness import RELIST_AFTER, RETRY_AFTER_FAILURE, Readiness
 
 
 class Lister:
@@ -69,12 +69,20 @@ def test_once_ready_it_stays_ready_without_listing(lister: Lister) -> None:
 
 
 def test_an_api_failure_is_not_ready_and_says_why(lister: Lister) -> None:
-    readiness = Readiness(("kafkatopics", "kafkaclusters"))
+    now = [0.0]
+    readiness = Readiness(("kafkatopics", "kafkaclusters"), clock=lambda: now[0])
     readiness.started()
     readiness.logged_in()
     lister.fail = PermissionError("403 forbidden: list kafkatopics")
     assert not _check(readiness, lister)
     assert readiness.waiting_for == "a list of kafkatopics (PermissionError: 403 forbidden: list kafkatopics)"
+    lister.fail = None
+    assert not _check(readiness, lister)  # not listed again at once: a loaded API server is not loaded more
+    assert lister.calls == 1
+    now[0] += RETRY_AFTER_FAILURE
+    assert not _check(readiness, lister)
+    assert lister.calls == 2
+    assert readiness.waiting_for == "kopf's first list of kafkatopics (2 of 2 not seen yet)"
 
 
 def test_objects_gone_since_are_not_waited_for(lister: Lister) -> None:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Final
 
-__all__ = ["RELIST_AFTER", "Readiness"]
+__all__ = ["RELIST_AFTER", "RETRY_AFTER_FAILURE", "Readiness"]
 
 ListUids = Callable[[str], Awaitable[Collection[str]]]
 """Lists the uids of every object of a kind (its plural) in the watched namespaces."""
@@ -32,12 +32,17 @@ RELIST_AFTER: Final = 30.0
 anew kept the operator so busy that kopf's own first list took minutes to index; listing again now and then
 still notices objects deleted before kopf saw them (they would never be seen)."""
 
+RETRY_AFTER_FAILURE: Final = 10.0
+"""Seconds before a failed list is tried again: a list that timed out on a loaded API server, retried at once by
+every probe, only loads it more."""
+
 
 class Readiness:
     def __init__(self, kinds: Iterable[str], *, clock: Callable[[], float] = time.monotonic) -> None:
         self._kinds = tuple(kinds)
         self._clock = clock
         self._listed: dict[str, tuple[float, frozenset[str]]] = {}
+        self._failed_at: dict[str, float] = {}
         self._seen: dict[str, set[str]] = {kind: set() for kind in self._kinds}
         self._started = False
         self._logged_in = False
@@ -85,11 +90,15 @@ class Readiness:
         for kind in self._kinds:
             at, listed = self._listed.get(kind, (float("-inf"), frozenset()))
             if self._clock() - at >= RELIST_AFTER:
+                if self._clock() - self._failed_at.get(kind, float("-inf")) < RETRY_AFTER_FAILURE:
+                    return False  # still the failure's answer, in waiting_for
                 try:
                     listed = frozenset(await list_uids(kind))
                 except Exception as error:  # any API failure: not ready, and the probe says why
+                    self._failed_at[kind] = self._clock()
                     self.waiting_for = f"a list of {kind} ({type(error).__name__}: {error})"
                     return False
+                self._failed_at.pop(kind, None)
                 self._listed[kind] = (self._clock(), listed)
             missing = listed - self._seen[kind]
             if missing:
