@@ -143,12 +143,15 @@ class FakeKubernetes:
 
 
 class World:
-    """KafkaTopics and KafkaClusters, the kopf indices over them, and the handlers called as kopf would."""
+    """KafkaTopics and KafkaClusters, the operator's claims and kopf's index over them, and the handlers called as
+    kopf would."""
 
     def __init__(self, ctx: OperatorContext, kube: FakeKubernetes) -> None:
         self.ctx = ctx
         self.kube = kube
         self.memo = kopf.Memo(kto=ctx)
+        self.gone: list[Mapping[str, Any]] = []
+        """Objects removed since the last handler call: their DELETED watch event is still to be delivered."""
 
     # -- objects --------------------------------------------------------------------------------------------------
 
@@ -161,6 +164,7 @@ class World:
     def remove(self, body: Mapping[str, Any]) -> None:
         plural = "kafkatopics" if body["kind"] == "KafkaTopic" else "kafkaclusters"
         self.kube.objects.pop((plural, body["metadata"]["namespace"], body["metadata"]["name"]), None)
+        self.gone.append(body)
 
     def edit(self, body: dict[str, Any], **spec: Any) -> dict[str, Any]:
         """A spec change as the API server records it: the generation moves."""
@@ -172,14 +176,27 @@ class World:
         return [b for (p, _, _), b in self.kube.objects.items() if p == plural]
 
     async def indices(self) -> dict[str, dict[Any, list[Any]]]:
-        """kopf's indices over the current objects, built by the operator's own index functions."""
-        found: dict[str, dict[Any, list[Any]]] = {
-            "kto_topic_claims": {},
-            "kto_cluster_identities": {},
-        }
-        for body in self._of("kafkatopics"):
-            for key, value in (await handlers.kto_topic_claims(body=body, memo=self.memo)).items():
-                found["kto_topic_claims"].setdefault(key, []).append(value)
+        """Before a handler, as kopf would have it: the KafkaTopic watch events delivered (every object's latest
+        version, and the DELETED of those removed), kopf's first list seen by readiness (listed through the
+        operator's own API seam), and kopf's index over the KafkaClusters, built by the operator's function."""
+        for body in self.gone:
+            if body["kind"] == "KafkaTopic":
+                await handlers.topic_event(body=body, memo=self.memo, type="DELETED")
+        self.gone = []
+        delivered = self._of("kafkatopics")
+        for body in delivered:
+            await handlers.topic_event(body=body, memo=self.memo, type="MODIFIED")
+        readiness = self.ctx.readiness
+        if not readiness.ready:  # the list is what was just delivered (other scenarios' coroutines add more)
+            listed = {"kafkatopics": {b["metadata"]["uid"] for b in delivered}, "kafkaclusters": set()}
+
+            async def list_uids(plural: str) -> set[str]:
+                return listed[plural]
+
+            readiness.started()
+            readiness.logged_in()
+            await asyncio.wait_for(readiness.run(list_uids), 10)
+        found: dict[str, dict[Any, list[Any]]] = {"kto_cluster_identities": {}}
         for body in self._of("kafkaclusters"):
             meta = body["metadata"]
             for key, value in (await handlers.kto_cluster_identities(body=body, memo=self.memo, namespace=meta["namespace"], name=meta["name"])).items():  # fmt: skip
@@ -230,7 +247,7 @@ class World:
         """kopf calls the delete handler (only for deletionPolicy Delete); returning releases the finalizer."""
         body["metadata"]["deletionTimestamp"] = requested.strftime("%Y-%m-%dT%H:%M:%SZ")
         indices = await self.indices()
-        await handlers.topic_deleted(body=body, memo=self.memo, kto_topic_claims=indices["kto_topic_claims"], kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
+        await handlers.topic_deleted(body=body, memo=self.memo, kto_cluster_identities=indices["kto_cluster_identities"])  # fmt: skip
         self.remove(body)
 
     def run(self, scenario: Callable[[], Awaitable[None]]) -> None:

@@ -24,10 +24,9 @@ def _handlers(registry, part: str) -> list[tuple[str, str | None, str | None]]: 
 
 def test_the_registry_holds_the_expected_handlers() -> None:
     registry = build_registry(OperatorSettings(drift_interval=42))
-    assert _handlers(registry, "_indexing") == [
-        ("kto_cluster_identities", "kafkaclusters", None),
-        ("kto_topic_claims", "kafkatopics", None),
-    ]
+    # KafkaTopics have no kopf index: kopf's per-object wait for it is O(N²) at start (see claim_index).
+    assert _handlers(registry, "_indexing") == [("kto_cluster_identities", "kafkaclusters", None)]
+    assert _handlers(registry, "_watching") == [("topic-event", "kafkatopics", None)]
     assert _handlers(registry, "_changing") == sorted(
         [
             ("topic", "kafkatopics", None),  # resume
@@ -45,7 +44,7 @@ def test_the_registry_holds_the_expected_handlers() -> None:
     assert (timer.id, timer.selector.any_name, timer.interval) == ("drift", "kafkaclusters", 42)
     assert all(
         h.selector.group == "kto.dev"
-        for part in ("_changing", "_indexing", "_spawning")
+        for part in ("_changing", "_indexing", "_watching", "_spawning")
         for h in getattr(registry, part).get_all_handlers()
     )
     assert sorted(h.id for h in registry._activities.get_all_handlers()) == [

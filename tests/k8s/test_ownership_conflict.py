@@ -4,11 +4,18 @@ handlers run in; when the owner goes, the other takes over at the next drift che
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+
+import kopf
 import pytest
-from k8s_world import World, kafka_cluster, kafka_topic, ready
+from k8s_world import Clock, FakeKubernetes, World, kafka_cluster, kafka_topic, ready
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
+from topic_operator.k8s import handlers
+from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper
@@ -69,3 +76,55 @@ def test_same_name_in_different_clusters_is_no_conflict(
 
     world.run(scenario)
     assert ready(a)["reason"] == "Created"
+
+
+def test_at_start_no_kafkatopic_acts_before_kopfs_first_list_is_seen(
+    settings: OperatorSettings, clock: Clock, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    """The claims are the operator's own index, filled from the watch: until kopf's first list of KafkaTopics
+    has been seen, every handler that decides ownership waits. Here the younger KafkaTopic's handler runs first,
+    while the older one claiming the same topic is still to come: it must write nothing, then lose."""
+    kube = FakeKubernetes()
+    ctx = OperatorContext(dataclasses.replace(settings, cluster_wait=30.0), kube, kube, clock=clock)
+    memo = kopf.Memo(kto=ctx)
+    cluster = kafka_cluster("main", zk_chroot.connect_string)
+    older = kafka_topic("orders", partitions=3, created="2025-01-01T00:00:00Z")
+    younger = kafka_topic("orders-b", topicName="orders", partitions=9, created="2025-01-02T00:00:00Z")
+    for body in (cluster, older, younger):
+        kube.objects[("kafkatopics" if body["kind"] == "KafkaTopic" else "kafkaclusters",
+                      body["metadata"]["namespace"], body["metadata"]["name"])] = body  # fmt: skip
+
+    async def scenario() -> None:
+        ctx.readiness.started()
+        ctx.readiness.logged_in()
+        first_lists = asyncio.create_task(ctx.readiness.run(lambda plural: kube.list_uids(plural, ())))
+        identities = await handlers.kto_cluster_identities(
+            body=cluster, memo=memo, namespace="team-a", name="main"
+        )
+        index = {key: [value] for key, value in identities.items()}
+        await handlers.topic_event(body=younger, memo=memo, type=None)  # kopf's list: the younger one first
+        cluster_patch, younger_patch = kopf.Patch(), kopf.Patch()
+        waiting = [
+            asyncio.create_task(
+                handlers.cluster_changed(
+                    body=cluster, memo=memo, patch=cluster_patch, kto_cluster_identities=index
+                )
+            ),
+            asyncio.create_task(
+                handlers.topic_changed(
+                    body=younger, memo=memo, patch=younger_patch, kto_cluster_identities=index
+                )
+            ),
+        ]
+        await asyncio.sleep(0.5)
+        assert not any(task.done() for task in waiting), "a handler decided before the first list was seen"
+        assert "orders" not in kafka_zk.get_children("/brokers/topics")
+        assert not ctx.readiness.ready
+        await handlers.topic_event(body=older, memo=memo, type=None)  # the rest of kopf's first list
+        await asyncio.wait_for(asyncio.gather(*waiting), 30)
+        await asyncio.wait_for(first_lists, 5)
+        assert younger_patch["status"]["conditions"][0]["reason"] == "Conflict"
+        assert "orders" not in kafka_zk.get_children("/brokers/topics")
+        await ctx.clusters.close()
+
+    asyncio.run(scenario())

@@ -62,8 +62,8 @@ def test_an_unparseable_topic_is_invalid_and_the_others_carry_on(
     async def scenario() -> None:
         await world.cluster_changed(cluster)
         before = sorted(kafka_zk.get_children("/brokers/topics"))
-        for index in (handlers.kto_topic_claims,):  # kopf runs the index functions on every object first
-            await index(body=copy.deepcopy(broken), memo=world.memo)
+        for event in (None, "MODIFIED", "DELETED"):  # kopf runs the watch-event handler on every event first
+            await handlers.topic_event(body=copy.deepcopy(broken), memo=world.memo, type=event)
         await world.topic_changed(broken)
         assert sorted(kafka_zk.get_children("/brokers/topics")) == before
         await world.topic_changed(good)

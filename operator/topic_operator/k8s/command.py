@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -176,13 +177,10 @@ async def operate(
     except LimitSettingError as error:
         raise StartupError(str(error)) from None
     context = OperatorContext(settings, api, KopfEvents(), manifest_limits=limits)
-    started = asyncio.Event()  # kopf's start-up is done: only the first of readiness's conditions
+    readiness = context.readiness
 
     async def ready() -> tuple[bool, str]:
-        if started.is_set():
-            context.readiness.started()
-        is_ready = await context.readiness.probe(lambda plural: api.list_uids(plural, settings.namespaces))
-        return is_ready, context.readiness.waiting_for
+        return readiness.ready, readiness.waiting_for
 
     liveness = Liveness(settings.stuck_after)
     runners = [await serve_health(lambda: liveness.check(context.clusters.handles()), host=settings.listen_host,
@@ -197,6 +195,9 @@ async def operate(
         settings.peering or "off",
         priority,
     )
+    first_lists = asyncio.create_task(
+        readiness.run(lambda plural: api.list_uids(plural, settings.namespaces))
+    )
     try:
         await kopf.operator(
             registry=registry if registry is not None else build_registry(settings),
@@ -204,9 +205,12 @@ async def operate(
             clusterwide=settings.clusterwide,
             namespaces=settings.namespaces,
             memo=kopf.Memo(kto=context),
-            ready_flag=started,
+            ready_flag=readiness.kopf_ready,
             stop_flag=stop_flag,
         )
     finally:
+        first_lists.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first_lists
         for runner in runners:
             await runner.cleanup()

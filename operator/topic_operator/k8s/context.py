@@ -12,6 +12,7 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from topic_operator.k8s.claim_index import ClaimIndex
 from topic_operator.k8s.kube_api import EventSink, KubernetesApi
 from topic_operator.k8s.lru import Lru
 from topic_operator.k8s.metrics import Metrics
@@ -50,6 +51,9 @@ class OperatorContext:
         self.manifest_limits = manifest_limits if manifest_limits is not None else ManifestLimits()
         """What an API object may hold (depth, strings, size) before it is read: read once at start-up."""
         self.readiness = Readiness(("kafkatopics", "kafkaclusters"))
+        self.claims = ClaimIndex()
+        """Every KafkaTopic's claim, by topic name, kept by the KafkaTopic watch handler; complete once
+        ``readiness.listed("kafkatopics")`` returns."""
         self.validations: Lru[tuple[object, ...], tuple[TopicSpec | None, tuple[str, ...]]] = Lru(50_000)
         """Each KafkaTopic spec version's validation (see ``topics.validate_topic``)."""
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}

@@ -11,9 +11,11 @@ the settings and tests inspect (or run) exactly what ``kto run`` runs. Every han
   every ``drift_interval`` seconds -> report the cluster and check its topics for drift. The timer lives on the
   KafkaCluster, not on each KafkaTopic, because kopf gives every object with a timer a finalizer, and
   ``deletionPolicy: Retain`` promises none; it also makes one plan per cluster instead of one per topic.
-- Two indices (kopf fills them before any handler runs): KafkaTopic claims by topic name (ownership; each claim
-  carries its body, the drift timer's work list), KafkaCluster identities (which KafkaClusters are the same
-  Kafka cluster).
+- KafkaTopic claims by topic name (ownership; each claim carries its body, the drift timer's work list): kept in
+  ``memo.kto.claims`` by a handler of every KafkaTopic watch event, not a kopf index (``claim_index`` says why).
+  Every handler that reads them first waits for kopf's first list of KafkaTopics (``readiness.listed``).
+- One kopf index (kopf fills it before any handler runs): KafkaCluster identities (which KafkaClusters are the
+  same Kafka cluster). There are few KafkaClusters, so kopf's per-object wait costs nothing there.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from typing import Any, Final, cast
 import kopf
 
 from topic_operator.k8s.bodies import mapping, shaped
+from topic_operator.k8s.claim_index import ClaimIndex
 from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
-from topic_operator.k8s.ownership import ClusterKey, TopicClaim, claim_of, cluster_identity, declared_topics
+from topic_operator.k8s.ownership import ClusterKey, claim_of, cluster_identity, declared_topics
 from topic_operator.k8s.persistence import configure_persistence
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
@@ -72,11 +75,6 @@ def _context(memo: Any) -> OperatorContext:
     return ctx
 
 
-def _claims(index: Mapping[str, Iterable[TopicClaim]]) -> list[TopicClaim]:
-    """Every claim: only for a KafkaCluster's report (once per timer run), never per KafkaTopic event."""
-    return [claim for store in index.values() for claim in store]
-
-
 def _identity_of(index: Mapping[ClusterKey, Iterable[str]]) -> Any:
     def identity_of(key: ClusterKey) -> str | None:
         return next(iter(index.get(key, ())), None)
@@ -84,10 +82,15 @@ def _identity_of(index: Mapping[ClusterKey, Iterable[str]]) -> Any:
     return identity_of
 
 
-def _declared(
-    claims_index: Mapping[str, Iterable[TopicClaim]], identities: Mapping[ClusterKey, Iterable[str]]
-) -> Any:
-    claims, identity_of = _claims(claims_index), _identity_of(identities)
+async def _claims(ctx: OperatorContext) -> ClaimIndex:
+    """The claims, once every KafkaTopic of kopf's first list is in them (until then, a younger KafkaTopic
+    could act on a topic whose older claimant has not been seen yet)."""
+    await ctx.readiness.listed("kafkatopics")
+    return ctx.claims
+
+
+def _declared(claim_index: ClaimIndex, identities: Mapping[ClusterKey, Iterable[str]]) -> Any:
+    claims, identity_of = list(claim_index.claims()), _identity_of(identities)
 
     def declared(identity: str) -> Collection[str]:
         return declared_topics(claims, identity_of, identity)
@@ -116,32 +119,40 @@ def _finish(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, pat
         raise kopf.TemporaryError(verdict.retry, delay=ctx.settings.retry_delay)
 
 
-# -- indices ----------------------------------------------------------------------------------------------------
+# -- the claims and the index ------------------------------------------------------------------------------------
 
 
-def _indexed(memo: Any, plural: str, body: kopf.Body) -> None:
-    """Tell readiness that kopf's list reached this object (index handlers run for every object first)."""
+def _seen(memo: Any, plural: str, body: kopf.Body) -> None:
+    """Tell readiness that kopf's list reached this object."""
     ctx = getattr(memo, "kto", None)
     if isinstance(ctx, OperatorContext):
-        ctx.readiness.indexed(plural, body.get("metadata", {}).get("uid"))
+        ctx.readiness.seen(plural, body.get("metadata", {}).get("uid"))
 
 
 # Every callback is a coroutine, even where nothing is awaited: kopf runs a plain function in a thread pool, and
-# index functions run for every watch event of every object (a thread hop each was a fifth of the CPU per event).
+# these run for every watch event of every object (a thread hop each was a fifth of the CPU per event).
 
 
-async def kto_topic_claims(body: kopf.Body, memo: Any, **_: Any) -> dict[str, TopicClaim]:
-    """One index for KafkaTopics (each index is a call per watch event): claims by topic name, each carrying
-    its body for the drift timer."""
-    _indexed(memo, "kafkatopics", body)
-    claim = claim_of(body, keep=_plain(body))
-    return {claim.topic: claim} if claim is not None else {}
+async def topic_event(body: kopf.Body, memo: Any, type: str | None, **_: Any) -> None:
+    """Every KafkaTopic watch event, kopf's first list included (kopf calls this before the object's change
+    handlers): its claim, carrying its body for the drift timer. Then readiness hears of it, so the claims are
+    complete when kopf's first list has been seen."""
+    ctx = getattr(memo, "kto", None)
+    if not isinstance(ctx, OperatorContext):
+        return
+    metadata = mapping(body.get("metadata"))
+    claim = None if type == "DELETED" else claim_of(body, keep=_plain(body))
+    if claim is not None:
+        ctx.claims.put(claim)
+    else:
+        ctx.claims.drop(str(metadata.get("namespace")), str(metadata.get("name")))
+    _seen(memo, "kafkatopics", body)
 
 
 async def kto_cluster_identities(
     body: kopf.Body, memo: Any, namespace: str | None, name: str | None, **_: Any
 ) -> dict[ClusterKey, str]:
-    _indexed(memo, "kafkaclusters", body)
+    _seen(memo, "kafkaclusters", body)
     connect = mapping(mapping(body.get("spec")).get("zookeeper")).get("connect")
     if not isinstance(connect, str) or namespace is None or name is None:
         return {}
@@ -155,14 +166,14 @@ async def topic_changed(
     body: kopf.Body,
     memo: Any,
     patch: kopf.Patch,
-    kto_topic_claims: kopf.Index[str, TopicClaim],
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
     ctx = _context(memo)
     plain = _plain(body)
+    claims = await _claims(ctx)
     verdict = await reconcile_topic(
-        ctx, plain, claims=kto_topic_claims, identity_of=_identity_of(kto_cluster_identities)
+        ctx, plain, claims=claims, identity_of=_identity_of(kto_cluster_identities)
     )
     ctx.metrics.reconciles.labels(_cluster_label(plain), verdict.result).inc()
     _finish(ctx, plain, verdict, patch)
@@ -172,7 +183,6 @@ async def topic_resumed(
     body: kopf.Body,
     memo: Any,
     patch: kopf.Patch,
-    kto_topic_claims: kopf.Index[str, TopicClaim],
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
@@ -180,21 +190,19 @@ async def topic_resumed(
     a reconcile for any other."""
     if settled_at_resume(body):
         return
-    await topic_changed(body, memo, patch, kto_topic_claims, kto_cluster_identities)
+    await topic_changed(body, memo, patch, kto_cluster_identities)
 
 
 async def topic_deleted(
     body: kopf.Body,
     memo: Any,
-    kto_topic_claims: kopf.Index[str, TopicClaim],
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
     ctx = _context(memo)
     plain = _plain(body)
-    verdict = await delete_topic(
-        ctx, plain, claims=kto_topic_claims, identity_of=_identity_of(kto_cluster_identities)
-    )
+    claims = await _claims(ctx)
+    verdict = await delete_topic(ctx, plain, claims=claims, identity_of=_identity_of(kto_cluster_identities))
     ctx.metrics.reconciles.labels(_cluster_label(plain), verdict.result).inc()
     for event in verdict.events:
         ctx.events.post(plain, type=event.type, reason=event.reason, message=event.message)
@@ -209,14 +217,13 @@ async def cluster_changed(
     body: kopf.Body,
     memo: Any,
     patch: kopf.Patch,
-    kto_topic_claims: kopf.Index[str, TopicClaim],
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
     ctx = _context(memo)
     plain = _plain(body)
     verdict = await reconcile_cluster(
-        ctx, plain, declared=_declared(kto_topic_claims, kto_cluster_identities)
+        ctx, plain, declared=_declared(await _claims(ctx), kto_cluster_identities)
     )
     _finish(ctx, plain, verdict, patch)
 
@@ -229,16 +236,14 @@ async def cluster_timer(
     body: kopf.Body,
     memo: Any,
     patch: kopf.Patch,
-    kto_topic_claims: kopf.Index[str, TopicClaim],
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
     """Report the cluster (reconnecting if its session died), then check its KafkaTopics for drift."""
     ctx = _context(memo)
     plain = _plain(body)
-    verdict = await reconcile_cluster(
-        ctx, plain, declared=_declared(kto_topic_claims, kto_cluster_identities)
-    )
+    claims = await _claims(ctx)
+    verdict = await reconcile_cluster(ctx, plain, declared=_declared(claims, kto_cluster_identities))
     changed = not same_status(plain.get("status"), verdict.status)
     if changed:
         patch.status.update(verdict.status)
@@ -246,14 +251,12 @@ async def cluster_timer(
     key = (str(plain["metadata"].get("namespace")), str(plain["metadata"].get("name")))
     handle = ctx.clusters.get(key)
     if verdict.retry is None and handle is not None:
-        bodies = [
-            claim.body for store in kto_topic_claims.values() for claim in store if claim.cluster_key == key
-        ]
+        bodies = [claim.body for claim in claims.claims() if claim.cluster_key == key]
         await check_drift(
             ctx,
             handle,
             bodies,
-            claims=kto_topic_claims,
+            claims=claims,
             identity_of=_identity_of(kto_cluster_identities),
         )
 
@@ -282,7 +285,7 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     would have (``login``): a bare registry has none, and the operator could not log in anywhere."""
     registry = kopf.OperatorRegistry()
     register_logins(registry)
-    kopf.index(*TOPICS, registry=registry)(_handler(kto_topic_claims))
+    kopf.on.event(*TOPICS, registry=registry, id="topic-event")(_handler(topic_event))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
 
     kopf.on.resume(*TOPICS, registry=registry, id="topic")(_handler(topic_resumed))

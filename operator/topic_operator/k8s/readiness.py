@@ -1,113 +1,146 @@
-"""When ``/readyz`` may answer 200: the operator has logged in, and kopf has received its first list of each kind.
+"""Readiness, and the gate it keeps: kopf's first list of each kind has reached the operator's own handlers.
 
 kopf raises its own ready flag right after the start-up handlers, before logging in and before listing anything:
-an operator that was about to fail its login answered ready. kopf exposes no hook for the end of its first
-listing, but it calls the index handlers for every object of it before any other handler runs. So readiness is:
+an operator that was about to fail its login answered ready. Nor does kopf say when its first list is done for a
+kind that has no ``kopf.index`` (and KafkaTopics have none: see ``claim_index``). So ``Readiness`` works it out:
 
-1. kopf's start-up is done (its ready flag);
-2. a login handler gave kopf credentials;
+1. kopf's start-up is done (``kopf_ready``, given to kopf as its ready flag);
+2. a login handler gave kopf credentials (``logged_in``);
 3. for each kind, a list through the operator's own API client succeeds (the credentials and RBAC work), and
-   every object in it has been seen by kopf's index handlers (kopf's first list has arrived). The list is taken
-   again only once it is ``RELIST_AFTER`` seconds old, not on every probe.
+   every object in it has been seen by the operator's handler for the kind's watch events (``seen``).
 
-Once reached, readiness is kept: a readiness probe that failed while 10,000 KafkaTopics are being created (the
-index catching up with the API) would only take the pod out of its Service. Pure: the list comes from the caller.
+``run`` drives it, once, from start-up until ready: it lists each kind, then waits until the objects not yet
+seen have been seen, each ``seen`` crossing one off in O(1). An object deleted before kopf listed it is never
+seen, so a kind still incomplete after ``RELIST_AFTER`` seconds is listed again; a failed list is tried again
+after ``RETRY_AFTER_FAILURE`` seconds. ``listed(kind)`` is the gate: handlers that decide which KafkaTopic owns a
+topic wait on it, as kopf held every handler until its indices were complete, so that no KafkaTopic acts before
+an older one claiming the same topic has been seen. One event per kind, set once: waiting costs nothing after.
+
+Once reached, readiness is kept: a readiness probe failing while 10,000 KafkaTopics are being created would only
+take the pod out of its Service. Pure but for asyncio: the list comes from the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+import contextlib
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Final
 
-__all__ = ["RELIST_AFTER", "RETRY_AFTER_FAILURE", "Readiness"]
+__all__ = ["RELIST_AFTER", "RETRY_AFTER_FAILURE", "ListUids", "Readiness"]
 
 ListUids = Callable[[str], Awaitable[Collection[str]]]
 """Lists the uids of every object of a kind (its plural) in the watched namespaces."""
 
 
 RELIST_AFTER: Final = 30.0
-"""Seconds a kind's list is compared against before it is listed again. Each probe listing 10,000 KafkaTopics
-anew kept the operator so busy that kopf's own first list took minutes to index; listing again now and then
-still notices objects deleted before kopf saw them (they would never be seen)."""
+"""Seconds a kind's list is compared against before it is listed again. Listing 10,000 KafkaTopics anew on every
+probe kept the operator so busy that kopf's own first list took minutes; listing again now and then still
+notices objects deleted before kopf saw them (they would never be seen)."""
 
 RETRY_AFTER_FAILURE: Final = 10.0
-"""Seconds before a failed list is tried again: a list that timed out on a loaded API server, retried at once by
-every probe, only loads it more."""
+"""Seconds before a failed list is tried again: a list that timed out on a loaded API server, retried at once,
+only loads it more."""
 
 
 class Readiness:
-    def __init__(self, kinds: Iterable[str], *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        kinds: Iterable[str],
+        *,
+        relist_after: float = RELIST_AFTER,
+        retry_after: float = RETRY_AFTER_FAILURE,
+    ) -> None:
         self._kinds = tuple(kinds)
-        self._clock = clock
-        self._listed: dict[str, tuple[float, frozenset[str]]] = {}
-        self._failed_at: dict[str, float] = {}
+        self._relist_after = relist_after
+        self._retry_after = retry_after
+        self.kopf_ready = asyncio.Event()
+        """kopf's own ready flag (``kopf.operator(ready_flag=...)``): its start-up handlers are done."""
+        self._logged_in = asyncio.Event()
+        self._listed = {kind: asyncio.Event() for kind in self._kinds}
         self._seen: dict[str, set[str]] = {kind: set() for kind in self._kinds}
-        self._started = False
-        self._logged_in = False
-        self._ready = False
-        self._checking: asyncio.Task[bool] | None = None
-        self.waiting_for = "kopf's start-up"
-        """What readiness waits for, for the probe's answer and the logs."""
+        self._missing: dict[str, set[str]] = {}
+        self._listed_count: dict[str, int] = {}
+        self._failure: str | None = None
+
+    # -- what the operator tells it -----------------------------------------------------------------------------
 
     def started(self) -> None:
-        self._started = True
+        self.kopf_ready.set()
 
     def logged_in(self) -> None:
-        self._logged_in = True
+        self._logged_in.set()
 
-    def indexed(self, kind: str, uid: str | None) -> None:
-        """kopf's index handler saw an object (called for every object of every event, so it must be cheap)."""
-        if not self._ready and uid:
-            self._seen[kind].add(uid)
+    def seen(self, kind: str, uid: str | None) -> None:
+        """A watch event of ``kind`` reached the operator's handler (every event of every object: O(1))."""
+        if not uid or self._listed[kind].is_set():
+            return
+        self._seen[kind].add(uid)
+        missing = self._missing.get(kind)
+        if missing is not None:
+            missing.discard(uid)
+            if not missing:
+                self._complete(kind)
+
+    # -- what it answers ----------------------------------------------------------------------------------------
 
     @property
     def ready(self) -> bool:
-        return self._ready
+        return (
+            self.kopf_ready.is_set()
+            and self._logged_in.is_set()
+            and all(event.is_set() for event in self._listed.values())
+        )
 
-    async def probe(self, list_uids: ListUids, *, answer_within: float = 1.0) -> bool:
-        """For ``/readyz``: start a ``check`` unless one runs, and answer with it if it ends within
-        ``answer_within`` seconds, else with what is known. Listing 10,000 objects can take longer than a
-        readiness probe's timeout: the probe must never wait for it."""
-        if self._ready:
-            return True
-        if self._checking is None or self._checking.done():
-            self._checking = asyncio.ensure_future(self.check(list_uids))
-        await asyncio.wait({self._checking}, timeout=answer_within)
-        return self._ready
-
-    async def check(self, list_uids: ListUids) -> bool:
-        """Ready now? Lists each kind (until ready: afterwards the answer is kept and nothing is listed)."""
-        if self._ready:
-            return True
-        if not self._started:
-            self.waiting_for = "kopf's start-up"
-            return False
-        if not self._logged_in:
-            self.waiting_for = "a login (no login handler has given credentials yet)"
-            return False
+    @property
+    def waiting_for(self) -> str:
+        """What readiness waits for, for the probe's answer and the logs ('' once ready)."""
+        if not self.kopf_ready.is_set():
+            return "kopf's start-up"
+        if not self._logged_in.is_set():
+            return "a login (no login handler has given credentials yet)"
         for kind in self._kinds:
-            at, listed = self._listed.get(kind, (float("-inf"), frozenset()))
-            if self._clock() - at >= RELIST_AFTER:
-                if self._clock() - self._failed_at.get(kind, float("-inf")) < RETRY_AFTER_FAILURE:
-                    return False  # still the failure's answer, in waiting_for
+            if self._listed[kind].is_set():
+                continue
+            if self._failure is not None:
+                return self._failure
+            missing = self._missing.get(kind)
+            if missing is None:
+                return f"a list of {kind}"
+            return f"kopf's first list of {kind} ({len(missing)} of {self._listed_count[kind]} not seen yet)"
+        return ""
+
+    async def listed(self, kind: str) -> None:
+        """Return once kopf's first list of ``kind`` has been seen (at once ever after)."""
+        event = self._listed[kind]
+        if not event.is_set():
+            await event.wait()
+
+    # -- the driver ---------------------------------------------------------------------------------------------
+
+    async def run(self, list_uids: ListUids) -> None:
+        """From start-up until ready (a task of its own for the operator's life; cancelling it is safe)."""
+        await self.kopf_ready.wait()
+        await self._logged_in.wait()
+        for kind in self._kinds:
+            event = self._listed[kind]
+            while not event.is_set():
                 try:
-                    listed = frozenset(await list_uids(kind))
+                    uids = await list_uids(kind)
                 except Exception as error:  # any API failure: not ready, and the probe says why
-                    self._failed_at[kind] = self._clock()
-                    self.waiting_for = f"a list of {kind} ({type(error).__name__}: {error})"
-                    return False
-                self._failed_at.pop(kind, None)
-                self._listed[kind] = (self._clock(), listed)
-            missing = listed - self._seen[kind]
-            if missing:
-                self.waiting_for = (
-                    f"kopf's first list of {kind} ({len(missing)} of {len(listed)} not seen yet)"
-                )
-                return False
-        self._ready = True
-        self._seen = {kind: set() for kind in self._kinds}  # no longer needed
-        self._listed = {}
-        self.waiting_for = ""
-        return True
+                    self._failure = f"a list of {kind} ({type(error).__name__}: {error})"
+                    await asyncio.sleep(self._retry_after)
+                    continue
+                self._failure = None
+                self._listed_count[kind] = len(uids)
+                self._missing[kind] = set(uids) - self._seen[kind]
+                if not self._missing[kind]:
+                    self._complete(kind)
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), self._relist_after)
+
+    def _complete(self, kind: str) -> None:
+        self._listed[kind].set()
+        self._seen[kind] = set()  # no longer needed: free 10,000 uids
+        self._missing.pop(kind, None)
