@@ -16,6 +16,8 @@ the operator's writes to the API (status patches, other patches, Events), per ev
 request every topic was settled. Targets (issue 10): <= 3 ms CPU per create, update and no-op event; 0 writes for
 the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
 
+``--memory`` shows what holds the operator's memory after the label phase (tracemalloc, which slows the run and
+adds its own memory to the peak RSS).
 ``--profile`` samples this process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
 operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
 
@@ -42,6 +44,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import tracemalloc
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -308,10 +311,15 @@ async def _main(args: argparse.Namespace) -> None:
                 drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
             )  # fmt: skip
             profiler = _start_profiler(work) if args.profile else None
+            if args.memory:
+                tracemalloc.start()
             phases = Phases(url, args.topics)
             stop, task = await _operator_session(
                 settings, phases, ["cluster", "create", "update", "label"], connect, args.kopf_floor
             )
+            if args.memory:  # what the operator holds with every KafkaTopic watched and settled
+                _report_memory(tracemalloc.take_snapshot())
+                tracemalloc.stop()
             stop.set()
             await task
             if profiler is not None:  # the profile covers the create, update and label phases
@@ -360,6 +368,19 @@ def _print_summary(phases: Phases, peak: float, updated: int, topics: int) -> No
               f"{row['operator writes']}")  # fmt: skip
     print(f"peak RSS of the operator process: {peak:.0f} MB (target <= {TARGETS['peak RSS MB']:g} MB)")
     print(f"topics whose config znode has the updated value: {updated} of {topics}")
+
+
+def _report_memory(snapshot: tracemalloc.Snapshot) -> None:
+    """The live Python allocations after the label phase, by file and by line (tracemalloc)."""
+    snapshot = snapshot.filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+    total = sum(stat.size for stat in snapshot.statistics("filename"))
+    print(f"live Python allocations after the label phase: {total / 2**20:.0f} MiB; by file:")
+    for stat in snapshot.statistics("filename")[:12]:
+        print(f"  {stat.size / 2**20:7.1f} MiB  {stat.traceback[0].filename.split('site-packages/')[-1]}")
+    print("by line:")
+    for stat in snapshot.statistics("lineno")[:15]:
+        frame = stat.traceback[0]
+        print(f"  {stat.size / 2**20:7.1f} MiB  {frame.filename.split('site-packages/')[-1]}:{frame.lineno}")
 
 
 def _start_profiler(work: Path) -> subprocess.Popen[bytes] | None:
@@ -427,6 +448,11 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=10_000)
     parser.add_argument("--drift-interval", type=float, default=60.0)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="after the label phase, what holds the memory (tracemalloc; slower)",
+    )
     parser.add_argument(
         "--kopf-floor",
         action="store_true",
