@@ -14,15 +14,16 @@ from pyspark.sql import SparkSession
 
 MASTER = "local[2]"
 
-# Errors only: Spark's INFO/WARN start-up chatter would bury the test output it is captured into.
-_QUIET_LOG4J2 = """\
-rootLogger.level = error
+# Spark's log configuration, at a level: errors only for the test session (Spark's INFO/WARN start-up chatter
+# would bury the test output it is captured into).
+LOG4J2 = """\
+rootLogger.level = {level}
 rootLogger.appenderRef.stderr.ref = stderr
 appender.console.type = Console
 appender.console.name = stderr
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
 """
 
 
@@ -36,7 +37,7 @@ def start_local_session(work_dir: Path) -> SparkSession:
     local_dir.mkdir(parents=True, exist_ok=True)
     os.environ["SPARK_LOCAL_DIRS"] = str(local_dir)
     log_config = work_dir / "log4j2.properties"
-    log_config.write_text(_QUIET_LOG4J2, encoding="utf-8")
+    log_config.write_text(LOG4J2.format(level="error"), encoding="utf-8")
     builder = (
         SparkSession.builder.master(MASTER)
         .appName("kto-tests")

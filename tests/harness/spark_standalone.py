@@ -26,27 +26,18 @@ from types import TracebackType
 
 import pyspark
 
+from harness.spark import LOG4J2
 from topic_operator.zookeeper.local_server import free_port
 
 SPARK_HOME = Path(pyspark.__file__).parent
 SPARK_CLASS = SPARK_HOME / "bin" / "spark-class"
 START_TIMEOUT = 60.0
 
-_LOG4J2 = """\
-rootLogger.level = info
-rootLogger.appenderRef.stderr.ref = stderr
-appender.console.type = Console
-appender.console.name = stderr
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-"""
-
 
 def loopback_environment(work_dir: Path) -> dict[str, str]:
     """The environment of every process of the cluster, and of a driver submitting to it."""
     log_config = work_dir / "log4j2.properties"
-    log_config.write_text(_LOG4J2, encoding="utf-8")
+    log_config.write_text(LOG4J2.format(level="info"), encoding="utf-8")  # the tests read its lines
     return {
         **os.environ,
         "SPARK_HOME": str(SPARK_HOME),

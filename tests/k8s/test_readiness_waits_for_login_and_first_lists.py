@@ -42,6 +42,18 @@ async def _until(condition: Callable[[], bool], limit: float = 5.0) -> None:
         await asyncio.sleep(0.005)
 
 
+async def _ready_with_everything_seen(lister: Lister) -> Readiness:
+    """Every listed object seen (before the list returns), then started, logged in, and driven to ready."""
+    readiness = Readiness(KINDS)
+    for plural, uids in lister.uids.items():
+        for uid in uids:
+            readiness.seen(plural, uid)
+    readiness.started()
+    readiness.logged_in()
+    await asyncio.wait_for(readiness.run(lister), 5)
+    return readiness
+
+
 def _run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())  # type: ignore[arg-type]
 
@@ -76,13 +88,7 @@ def test_objects_seen_before_the_list_count(lister: Lister) -> None:
     """kopf's first list may reach the handlers before the operator's own list returns."""
 
     async def scenario() -> None:
-        readiness = Readiness(KINDS)
-        for plural, uids in lister.uids.items():
-            for uid in uids:
-                readiness.seen(plural, uid)
-        readiness.started()
-        readiness.logged_in()
-        await asyncio.wait_for(readiness.run(lister), 5)
+        readiness = await _ready_with_everything_seen(lister)
         assert readiness.ready
         assert lister.calls == ["kafkatopics", "kafkaclusters"]
 
@@ -111,13 +117,7 @@ def test_the_gate_holds_handlers_until_kopfs_first_list_is_seen(lister: Lister) 
 
 def test_once_ready_it_stays_ready_without_listing(lister: Lister) -> None:
     async def scenario() -> None:
-        readiness = Readiness(KINDS)
-        for plural, uids in lister.uids.items():
-            for uid in uids:
-                readiness.seen(plural, uid)
-        readiness.started()
-        readiness.logged_in()
-        await asyncio.wait_for(readiness.run(lister), 5)
+        readiness = await _ready_with_everything_seen(lister)
         calls = len(lister.calls)
         lister.uids["kafkatopics"].add("t3")  # created after: kopf will see it, readiness need not wait again
         lister.fail = RuntimeError("API down")

@@ -84,17 +84,24 @@ def topic(cluster: str, name: str, partitions: int, replicas: int) -> dict[str, 
     }
 
 
+def live_inputs(clusters: dict[str, tuple[LocalZooKeeper, KazooClient]], work: Path) -> tuple[Path, Path]:
+    """The inventory (both clusters and one nobody answers at) and the declared topics: orders grown, audit in
+    sync, payments missing, clicks unmanaged."""
+    inventory = work / "clusters.yaml"
+    inventory.write_text(yaml.safe_dump_all(documents(clusters, free_port())))
+    desired = work / "topics.yaml"
+    declared = [topic("blue", "orders", 6, 3), topic("blue", "audit", 1, 2), topic("green", "payments", 3, 3)]
+    desired.write_text(yaml.safe_dump_all(declared))
+    return inventory, desired
+
+
 def test_live_read_of_two_clusters_through_the_job(
     spark: SparkSession,
     two_clusters: dict[str, tuple[LocalZooKeeper, KazooClient]],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    inventory = tmp_path / "clusters.yaml"
-    inventory.write_text(yaml.safe_dump_all(documents(two_clusters, free_port())))
-    desired = tmp_path / "topics.yaml"
-    declared = [topic("blue", "orders", 6, 3), topic("blue", "audit", 1, 2), topic("green", "payments", 3, 3)]
-    desired.write_text(yaml.safe_dump_all(declared))
+    inventory, desired = live_inputs(two_clusters, tmp_path)
     out = tmp_path / "out"
     argv = [
         "--desired",

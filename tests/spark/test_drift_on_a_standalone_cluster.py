@@ -16,16 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from drift_fleets import small_fleet, write_snapshots
 from kazoo.client import KazooClient
 from pyspark.sql import SparkSession
-from test_drift_live_collection import documents, topic, two_clusters  # noqa: F401 (a fixture)
+from test_drift_live_collection import live_inputs, two_clusters  # noqa: F401 (a fixture)
 from test_kto_drift_command import write_manifests
 
 from harness.spark_standalone import StandaloneCluster, loopback_environment
 from topic_operator.drift.command import main
-from topic_operator.zookeeper.local_server import LocalZooKeeper, free_port
+from topic_operator.zookeeper.local_server import LocalZooKeeper
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -107,11 +106,7 @@ def test_live_collection_runs_on_the_workers(
     two_clusters: dict[str, tuple[LocalZooKeeper, KazooClient]],  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    inventory = tmp_path / "clusters.yaml"
-    inventory.write_text(yaml.safe_dump_all(documents(two_clusters, free_port())))
-    desired = tmp_path / "topics.yaml"
-    declared = [topic("blue", "orders", 6, 3), topic("blue", "audit", 1, 2), topic("green", "payments", 3, 3)]
-    desired.write_text(yaml.safe_dump_all(declared))
+    inventory, desired = live_inputs(two_clusters, tmp_path)
     inputs = ["--desired", str(desired), "--clusters", str(inventory), "--zookeeper-timeout", "2", "-q"]
     assert main([*inputs, "--out", str(tmp_path / "local")]) == 2
 
