@@ -194,6 +194,7 @@ class Phases:
             "CPU per event ms": round(1000 * cpu / max(events, 1), 2),
             "operator writes": operator_writes,
             "writes per event": round(sum(operator_writes.values()) / max(events, 1), 2),
+            "peak RSS MB so far": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         }
         self.rows.append(row)
         print(json.dumps(row), flush=True)
@@ -360,12 +361,13 @@ async def _main(args: argparse.Namespace) -> None:
 def _print_summary(phases: Phases, peak: float, updated: int, topics: int) -> None:
     print()
     print(
-        f"{'phase':<10}{'events':>8}{'wall s':>9}{'settled s':>11}{'CPU s':>8}{'ms/event':>10}{'writes/ev':>11}  writes"
+        f"{'phase':<10}{'events':>8}{'wall s':>9}{'settled s':>11}{'CPU s':>8}{'ms/event':>10}{'writes/ev':>11}"
+        f"{'peak MB':>9}  writes"
     )
     for row in phases.rows:
         print(f"{row['phase']:<10}{row['events']:>8}{row['wall s']:>9}{row['settled after last request s']:>11}"
-              f"{row['operator CPU s']:>8}{row['CPU per event ms']:>10}{row['writes per event']:>11}  "
-              f"{row['operator writes']}")  # fmt: skip
+              f"{row['operator CPU s']:>8}{row['CPU per event ms']:>10}{row['writes per event']:>11}"
+              f"{row['peak RSS MB so far']:>9}  {row['operator writes']}")  # fmt: skip
     print(f"peak RSS of the operator process: {peak:.0f} MB (target <= {TARGETS['peak RSS MB']:g} MB)")
     print(f"topics whose config znode has the updated value: {updated} of {topics}")
 
