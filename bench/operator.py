@@ -16,8 +16,8 @@ the operator's writes to the API (status patches, other patches, Events), per ev
 request every topic was settled. Targets (issue 10): <= 3 ms CPU per create, update and no-op event; 0 writes for
 the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
 
-``--memory`` shows what holds the operator's memory after the label phase (tracemalloc, which slows the run and
-adds its own memory to the peak RSS).
+``--memory`` shows what holds the operator's memory at the highest point of the event phases and after them
+(tracemalloc, which slows the run and adds its own memory to the peak RSS).
 ``--profile`` samples this process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
 operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
 
@@ -312,14 +312,20 @@ async def _main(args: argparse.Namespace) -> None:
                 drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
             )  # fmt: skip
             profiler = _start_profiler(work) if args.profile else None
+            peak_watch = None
             if args.memory:
                 tracemalloc.start()
+                peak_watch = asyncio.create_task(_watch_for_the_peak())
             phases = Phases(url, args.topics)
             stop, task = await _operator_session(
                 settings, phases, ["cluster", "create", "update", "label"], connect, args.kopf_floor
             )
-            if args.memory:  # what the operator holds with every KafkaTopic watched and settled
-                _report_memory(tracemalloc.take_snapshot())
+            if peak_watch is not None:
+                peak_watch.cancel()
+                _report_memory(_PEAK[0], "at the highest traced total of the create, update and label phases")
+                _report_memory(
+                    tracemalloc.take_snapshot(), "after the label phase (every KafkaTopic settled)"
+                )
                 tracemalloc.stop()
             stop.set()
             await task
@@ -372,11 +378,26 @@ def _print_summary(phases: Phases, peak: float, updated: int, topics: int) -> No
     print(f"topics whose config znode has the updated value: {updated} of {topics}")
 
 
-def _report_memory(snapshot: tracemalloc.Snapshot) -> None:
-    """The live Python allocations after the label phase, by file and by line (tracemalloc)."""
+_PEAK: list[Any] = [None, 0]
+"""The snapshot taken at the highest traced total seen so far, and that total."""
+
+
+async def _watch_for_the_peak(every: float = 3.0) -> None:
+    """Every few seconds, a snapshot if the traced total is the highest yet: what the bursts hold."""
+    while True:
+        await asyncio.sleep(every)
+        current = tracemalloc.get_traced_memory()[0]
+        if current > _PEAK[1] * 1.05:
+            _PEAK[:] = [tracemalloc.take_snapshot(), current]
+
+
+def _report_memory(snapshot: tracemalloc.Snapshot | None, when: str) -> None:
+    """Live Python allocations, by file and by line (tracemalloc)."""
+    if snapshot is None:
+        return
     snapshot = snapshot.filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
     total = sum(stat.size for stat in snapshot.statistics("filename"))
-    print(f"live Python allocations after the label phase: {total / 2**20:.0f} MiB; by file:")
+    print(f"live Python allocations {when}: {total / 2**20:.0f} MiB; by file:")
     for stat in snapshot.statistics("filename")[:12]:
         print(f"  {stat.size / 2**20:7.1f} MiB  {stat.traceback[0].filename.split('site-packages/')[-1]}")
     print("by line:")
