@@ -62,6 +62,9 @@ def test_a_decrease_keeps_the_leader_the_order_and_the_most_racks(
     cluster: tuple[list[BrokerMetadata], dict[int, tuple[int, ...]]], factor: int
 ) -> None:
     brokers, assignment = cluster
+    factor = min(
+        factor, len(brokers)
+    )  # above the registered brokers is refused (test_refusals_are_kafkas_words)
     target = decrease_replication(assignment, factor, brokers)
     for partition, replicas in target.items():
         original = assignment[partition]
@@ -101,6 +104,12 @@ def test_refusals_are_kafkas_words() -> None:
         increase_replication({0: (1,)}, 3, brokers, load={})
     with pytest.raises(InvalidReplicationFactorError, match="must be larger than 0"):
         decrease_replication({0: (1, 2)}, 0, brokers)
+    with pytest.raises(
+        InvalidReplicationFactorError, match=r"^Replication factor: 2 larger than available brokers: 1\.$"
+    ):
+        decrease_replication(
+            {0: (1, 2, 3)}, 2, brokers[:1]
+        )  # brokers gone since: the target must fit those left
     with pytest.raises(
         InvalidReplicaAssignmentError, match=r"Duplicate replica assignment found: 0 -> \[1, 1\]"
     ):

@@ -40,6 +40,7 @@ __all__ = [
     "RackAwareMode",
     "assign_new_partitions",
     "assign_replicas_to_brokers",
+    "check_replication_factor",
     "get_broker_metadatas",
     "rack_alternated_broker_list",
     "replica_index",
@@ -139,6 +140,17 @@ def _java_string_order(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+def check_replication_factor(replication_factor: int, available_brokers: int) -> None:
+    """Kafka's two rules for a replication factor, in its words: positive, and no more than the brokers."""
+    if replication_factor <= 0:
+        raise InvalidReplicationFactorError("Replication factor must be larger than 0.", field="replicas")
+    if replication_factor > available_brokers:
+        raise InvalidReplicationFactorError(
+            f"Replication factor: {replication_factor} larger than available brokers: {available_brokers}.",
+            field="replicas",
+        )
+
+
 def rack_alternated_broker_list(broker_racks: Mapping[int, str]) -> list[int]:
     """``getRackAlternatedBrokerList``: one broker from each rack in turn, racks and ids in ascending order.
 
@@ -191,13 +203,7 @@ def assign_replicas_to_brokers(
 
     if n_partitions <= 0:
         raise InvalidPartitionsError("Number of partitions must be larger than 0.", field="partitions")
-    if replication_factor <= 0:
-        raise InvalidReplicationFactorError("Replication factor must be larger than 0.", field="replicas")
-    if replication_factor > len(brokers):
-        raise InvalidReplicationFactorError(
-            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.",
-            field="replicas",
-        )
+    check_replication_factor(replication_factor, len(brokers))
     racks_present = sum(1 for b in brokers if b.rack is not None)
     if 0 < racks_present < len(brokers):
         raise AdminOperationError(

@@ -16,6 +16,8 @@ so every replica of the operator and every ``kto plan`` computes the same target
 * **A decrease** drops replicas from the end of the list, never the first (the preferred leader), and drops a
   replica whose rack another kept replica also covers before one whose rack would then go unused.
 
+Either way the target must fit the brokers registered now, in Kafka's words (``check_replication_factor``).
+
 Pure: plain data in, plain data out; the ZooKeeper layer writes what ``reassignment_request`` and
 ``throttled_replicas`` return.
 """
@@ -26,8 +28,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topic_operator.kafka.assignment import BrokerMetadata, rack_alternated_broker_list
-from topic_operator.kafka.errors import InvalidReplicaAssignmentError, InvalidReplicationFactorError
+from topic_operator.kafka.assignment import (
+    BrokerMetadata,
+    check_replication_factor,
+    rack_alternated_broker_list,
+)
+from topic_operator.kafka.errors import InvalidReplicaAssignmentError
 
 __all__ = [
     "PartitionMove",
@@ -76,16 +82,6 @@ def _broker_order(brokers: Sequence[BrokerMetadata], start: int) -> list[int]:
     return order[shift:] + order[:shift]
 
 
-def _check_factor(replication_factor: int, brokers: Sequence[BrokerMetadata]) -> None:
-    if replication_factor <= 0:
-        raise InvalidReplicationFactorError("Replication factor must be larger than 0.", field="replicas")
-    if replication_factor > len(brokers):
-        raise InvalidReplicationFactorError(
-            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.",
-            field="replicas",
-        )
-
-
 def increase_replication(
     assignment: Assignment,
     replication_factor: int,
@@ -96,7 +92,7 @@ def increase_replication(
 ) -> dict[int, tuple[int, ...]]:
     """Every partition with ``replication_factor`` replicas: its own kept in order, new ones appended (see the
     module docstring). ``load`` is each broker's replica count in the cluster before the change."""
-    _check_factor(replication_factor, brokers)
+    check_replication_factor(replication_factor, len(brokers))
     rack_of = {b.id: b.rack for b in brokers}
     order = _broker_order(brokers, start)
     position = {broker: index for index, broker in enumerate(order)}
@@ -124,8 +120,7 @@ def decrease_replication(
 ) -> dict[int, tuple[int, ...]]:
     """Every partition cut to ``replication_factor`` replicas from the end, keeping the preferred leader and as
     many racks as possible (see the module docstring)."""
-    if replication_factor <= 0:
-        raise InvalidReplicationFactorError("Replication factor must be larger than 0.", field="replicas")
+    check_replication_factor(replication_factor, len(brokers))
     rack_of = {b.id: b.rack for b in brokers}
     target: dict[int, tuple[int, ...]] = {}
     for partition in sorted(assignment):
