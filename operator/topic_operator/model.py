@@ -22,6 +22,7 @@ __all__ = [
     "ClusterState",
     "DeletionPolicy",
     "PartitionState",
+    "ReassignmentPolicy",
     "TopicSpec",
     "TopicState",
 ]
@@ -74,6 +75,17 @@ class TopicSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ReassignmentPolicy:
+    """Whether replica changes of existing partitions go through Kafka's partition reassignment
+    (``KafkaCluster.spec.reassignment``). Off by default: a reassignment copies whole partitions between brokers,
+    which a platform team enables knowingly. ``throttle_bytes_per_second`` is the replication throttle
+    ``kafka-reassign-partitions.sh --throttle`` would set (None: no throttle)."""
+
+    enabled: bool = False
+    throttle_bytes_per_second: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """How to reach one Kafka cluster's ZooKeeper and what the project may do there.
 
@@ -88,6 +100,7 @@ class ClusterSpec:
     allowed_topic_prefixes: tuple[str, ...] = ()
     kafka_version: tuple[int, int] = (3, 4)
     source: str = ""
+    reassignment: ReassignmentPolicy = field(default_factory=ReassignmentPolicy)
 
 
 @dataclass(frozen=True, slots=True)
