@@ -32,6 +32,7 @@ from topic_operator.cel_equivalents import FastCelRules
 from topic_operator.connect_string import connect_string_problem
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.errors import KafkaError
+from topic_operator.kafka.java_lang import LONG_MAX
 from topic_operator.kafka.topic_configs import KAFKA_3_4, checked_topic_config
 from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
 from topic_operator.manifest_files import (
@@ -52,7 +53,7 @@ from topic_operator.manifest_topicctl import (
 )
 from topic_operator.manifest_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
-from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, TopicSpec
+from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
 
 __all__ = [
     "MISSING",
@@ -644,6 +645,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
     prefixes = spec.get("allowedTopicPrefixes", [])
     version = spec.get("kafkaVersion", "3.4")
     allow_delete = spec.get("allowDelete", False)
+    reassignment = _reassignment(spec.get("reassignment", {}))
     if (
         not isinstance(name, str)
         or not isinstance(connect, str)
@@ -652,6 +654,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         or not isinstance(version, str)
         or re.fullmatch(r"\d+\.\d+", version) is None
         or not isinstance(allow_delete, bool)
+        or reassignment is None
     ):
         return _Cluster(document, None)  # the schema check explains what is wrong
     if (connect_problem := connect_string_problem(connect)) is not None:
@@ -664,8 +667,25 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         allowed_topic_prefixes=tuple(prefixes),
         kafka_version=(int(major), int(minor)),
         source=document.source,
+        reassignment=reassignment,
     )
     return _Cluster(document, settings)
+
+
+def _reassignment(value: object) -> ReassignmentPolicy | None:
+    """``spec.reassignment`` (absent: off, no throttle); None when a field has the wrong type or is out of range,
+    which the schema check explains (``spec.reassignment.throttleBytesPerSecond = 0: must be at least 1``)."""
+    if not isinstance(value, Mapping):
+        return None
+    enabled = value.get("enabled", False)
+    throttle = value.get("throttleBytesPerSecond")
+    if not isinstance(enabled, bool):
+        return None
+    if throttle is not None and (
+        isinstance(throttle, bool) or not isinstance(throttle, int) or not 1 <= throttle <= LONG_MAX
+    ):
+        return None
+    return ReassignmentPolicy(enabled=enabled, throttle_bytes_per_second=throttle)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

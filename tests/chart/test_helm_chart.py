@@ -14,6 +14,7 @@ from validation import ROOT, crd_schema, documents, problems
 
 from topic_operator.cel_rules import CelRules
 from topic_operator.k8s.settings import environment_variables
+from topic_operator.model import ReassignmentPolicy
 
 CHART = ROOT / "helm" / "kafka-topic-operator"
 
@@ -43,6 +44,7 @@ NON_DEFAULT: dict[str, Any] = {
             "kafkaVersion": "3.6",
             "allowDelete": True,
             "allowedTopicPrefixes": ["orders", "payments."],
+            "reassignment": {"enabled": True, "throttleBytesPerSecond": 10485760},
         },
         {"name": "legacy", "zookeeper": {"connect": "old-zk:2181"}},
     ],
@@ -123,6 +125,10 @@ def test_the_settings_env_parse_from_the_rendered_deployment() -> None:
         settings_from_env(env)
 
 
+def _one_cluster(**fields: Any) -> dict[str, Any]:
+    return {"clusters": [{"name": "x", "zookeeper": {"connect": "zk:2181"}, **fields}]}
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -131,6 +137,10 @@ def test_the_settings_env_parse_from_the_rendered_deployment() -> None:
         {"watchNamespaces": ["Not_A_Namespace"]},
         {"clusters": [{"name": "x"}]},
         {"clusters": [{"name": "x", "zookeeper": {"connect": "zk:2181"}, "kafkaVersion": "4.0"}]},
+        _one_cluster(reassignment={"enabled": "yes"}),
+        _one_cluster(reassignment={"throttleBytesPerSecond": 0}),
+        _one_cluster(reassignment={"throttleBytesPerSecond": "fast"}),
+        _one_cluster(reassignment={"throttle": 1}),
         {"unknownKey": True},
     ],
 )
@@ -173,4 +183,11 @@ def test_rendered_clusters_parse_as_the_operator_reads_them() -> None:
     loaded = load_objects(clusters)
     assert loaded.errors == ()
     assert [c.name for c in loaded.clusters] == ["main", "legacy"]
+    assert [c.reassignment for c in loaded.clusters] == [
+        ReassignmentPolicy(True, 10485760),
+        ReassignmentPolicy(),
+    ]
+    main, legacy = clusters
+    assert main["spec"]["reassignment"] == {"enabled": True, "throttleBytesPerSecond": 10485760}
+    assert "reassignment" not in legacy["spec"]
     assert yaml.safe_dump(clusters)

@@ -1,5 +1,5 @@
 """KafkaCluster + Secret bodies -> ZooKeeper settings: digest and SASL credentials, TLS material written 0600,
-and a fingerprint that changes exactly when the session must."""
+and a fingerprint that changes exactly when the session must (not for a policy such as spec.reassignment)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from k8s_world import World, kafka_cluster
+from kazoo.client import KazooClient
 
+from harness.zookeeper import ZkChroot
 from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.conditions import Reason
+from topic_operator.manifests import load_objects
+from topic_operator.model import ReassignmentPolicy
 
 
 def cluster(**zookeeper: Any) -> dict[str, Any]:
@@ -87,3 +92,53 @@ def test_problems_carry_their_reason(tmp_path: Path) -> None:
     bad = {"metadata": {"namespace": "ns", "name": "x"}, "spec": {"zookeeper": {"connect": "zk-0:99999"}}}
     with pytest.raises(ClusterConfigError, match="port"):
         cluster_config(bad, {}, material_dir=tmp_path, connection_timeout=5)
+
+
+def test_the_reassignment_policy_reaches_the_cluster_spec_and_not_the_fingerprint(tmp_path: Path) -> None:
+    """The operator reads a KafkaCluster's policy with the manifest loader (``connect_cluster``); the policy is
+    no part of the session's fingerprint, so turning reassignment on or changing its throttle keeps the session."""
+    plain = {**cluster(), "apiVersion": "kto.dev/v1alpha1", "kind": "KafkaCluster"}
+    on = {
+        **plain,
+        "spec": {**plain["spec"], "reassignment": {"enabled": True, "throttleBytesPerSecond": 10485760}},
+    }
+    slower = {
+        **plain,
+        "spec": {**plain["spec"], "reassignment": {"enabled": True, "throttleBytesPerSecond": 1024}},
+    }
+    specs = [load_objects([body]).clusters for body in (plain, on, slower)]
+    assert [[c.reassignment for c in found] for found in specs] == [
+        [ReassignmentPolicy()],
+        [ReassignmentPolicy(True, 10485760)],
+        [ReassignmentPolicy(True, 1024)],
+    ]
+    fingerprints = {
+        cluster_config(body, {}, material_dir=tmp_path, connection_timeout=5).fingerprint
+        for body in (plain, on, slower)
+    }
+    assert len(fingerprints) == 1
+
+
+@pytest.mark.zookeeper
+def test_a_change_of_the_reassignment_policy_alone_keeps_the_session(
+    world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    """End to end through the KafkaCluster handler: same handle, same kazoo client, the new policy planned with."""
+    body = kafka_cluster("main", zk_chroot.connect_string)
+
+    async def scenario() -> None:
+        await world.cluster_changed(body)
+        before = world.ctx.clusters.get(("team-a", "main"))
+        assert before is not None
+        assert before.spec.reassignment == ReassignmentPolicy()
+        client, reconciler = before.client, before.reconciler
+        world.edit(body, reassignment={"enabled": True, "throttleBytesPerSecond": 10485760})
+        await world.cluster_changed(body)
+        after = world.ctx.clusters.get(("team-a", "main"))
+        assert after is before
+        assert after.client is client
+        assert after.spec.reassignment == ReassignmentPolicy(True, 10485760)
+        assert after.reconciler is not reconciler
+
+    world.run(scenario)
+    assert world.kube.events_of("main") == [("Normal", "Connected")]

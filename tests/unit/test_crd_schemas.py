@@ -14,7 +14,7 @@ import yaml
 
 from topic_operator.kafka.assignment import RackAwareMode
 from topic_operator.manifests import load_manifests
-from topic_operator.model import ApplyMode, DeletionPolicy
+from topic_operator.model import ApplyMode, DeletionPolicy, ReassignmentPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / "crds"
@@ -202,6 +202,75 @@ def test_enums_and_defaults_agree_with_the_model() -> None:
     assert cluster_spec["required"] == ["zookeeper"]
     assert cluster_spec["properties"]["allowDelete"]["default"] is False
     assert cluster_spec["properties"]["kafkaVersion"]["default"] == "3.4"
+    reassignment = cluster_spec["properties"]["reassignment"]["properties"]
+    assert reassignment["enabled"]["default"] is ReassignmentPolicy().enabled is False
+    assert "default" not in reassignment["throttleBytesPerSecond"]  # absent: no throttle
+    assert ReassignmentPolicy().throttle_bytes_per_second is None
+
+
+def _cluster_with(reassignment: object) -> dict[str, Any]:
+    return {
+        "apiVersion": "kto.dev/v1alpha1",
+        "kind": "KafkaCluster",
+        "metadata": {"name": "c"},
+        "spec": {"zookeeper": {"connect": "zk:2181/kafka"}, "reassignment": reassignment},
+    }
+
+
+@pytest.mark.parametrize(
+    "reassignment",
+    [{}, {"enabled": False}, {"enabled": True, "throttleBytesPerSecond": 10485760},
+     {"throttleBytesPerSecond": 1}, {"throttleBytesPerSecond": 2**63 - 1}],
+    ids=["empty", "disabled", "throttled", "one", "long-max"],
+)  # fmt: skip
+def test_the_cluster_schema_accepts_a_reassignment_setting(reassignment: dict[str, Any]) -> None:
+    validator = jsonschema.Draft4Validator(_schema(CLUSTER))
+    assert list(validator.iter_errors(_cluster_with(reassignment))) == []
+
+
+@pytest.mark.parametrize(
+    ("reassignment", "path", "keyword"),
+    [
+        ({"enabled": "yes"}, ["spec", "reassignment", "enabled"], "type"),
+        ({"throttleBytesPerSecond": 0}, ["spec", "reassignment", "throttleBytesPerSecond"], "minimum"),
+        ({"throttleBytesPerSecond": -5}, ["spec", "reassignment", "throttleBytesPerSecond"], "minimum"),
+        ({"throttleBytesPerSecond": "fast"}, ["spec", "reassignment", "throttleBytesPerSecond"], "type"),
+        ({"throttleBytesPerSecond": True}, ["spec", "reassignment", "throttleBytesPerSecond"], "type"),
+        ({"throttleBytesPerSecond": 2.5}, ["spec", "reassignment", "throttleBytesPerSecond"], "type"),
+        ({"throttleBytesPerSecond": 2**63}, ["spec", "reassignment", "throttleBytesPerSecond"], "maximum"),
+        ("on", ["spec", "reassignment"], "type"),
+    ],
+    ids=["enabled-yes", "throttle-0", "throttle-negative", "throttle-fast", "throttle-bool", "throttle-float",
+         "throttle-past-long", "not-a-mapping"],
+)  # fmt: skip
+def test_the_cluster_schema_refuses_a_bad_reassignment_setting(
+    reassignment: object, path: list[str], keyword: str
+) -> None:
+    validator = jsonschema.Draft4Validator(_schema(CLUSTER))
+    errors = list(validator.iter_errors(_cluster_with(reassignment)))
+    assert [(list(e.absolute_path), e.validator) for e in errors] == [(path, keyword)]
+
+
+def test_the_reassignment_descriptions_say_what_it_does() -> None:
+    node = _schema(CLUSTER)["properties"]["spec"]["properties"]["reassignment"]
+    assert node["type"] == "object"
+    enabled, throttle = node["properties"]["enabled"], node["properties"]["throttleBytesPerSecond"]
+    assert enabled["type"] == "boolean"
+    assert "/admin/reassign_partitions" in enabled["description"]
+    assert "one reassignment at a time per cluster" in enabled["description"]
+    assert (throttle["type"], throttle["format"], throttle["minimum"], throttle["maximum"]) == (
+        "integer",
+        "int64",
+        1,
+        2**63 - 1,
+    )
+    for words in (
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "removed",
+        "--throttle",
+    ):
+        assert words in " ".join(throttle["description"].split()), words
 
 
 def test_config_values_may_be_strings_numbers_booleans_or_lists() -> None:

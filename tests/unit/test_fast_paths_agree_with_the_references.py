@@ -154,7 +154,8 @@ PATHS = {
     "KafkaCluster": [
         ("spec", "zookeeper", "connect"), ("spec", "zookeeper"), ("spec", "kafkaVersion"), ("spec", "allowDelete"),
         ("spec", "allowedTopicPrefixes"), ("spec", "zookeeper", "auth"), ("spec", "zookeeper", "tls"),
-        ("spec", "other"), ("spec",), ("metadata",),
+        ("spec", "reassignment"), ("spec", "reassignment", "enabled"),
+        ("spec", "reassignment", "throttleBytesPerSecond"), ("spec", "other"), ("spec",), ("metadata",),
     ],
 }  # fmt: skip
 BASES = {

@@ -14,7 +14,7 @@ import pytest
 
 from topic_operator.kafka.assignment import RackAwareMode
 from topic_operator.manifests import MISSING, ManifestError, Manifests, load_manifests, load_objects
-from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, TopicSpec
+from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
 
 CLUSTER = """\
 apiVersion: kto.dev/v1alpha1
@@ -365,6 +365,68 @@ spec:
         "c.yaml#1 KafkaCluster local: spec.zookeeper.connect = 'zk-0:2181, zk-1:2181': must be "
         "host:port[,host:port...][/chroot], as zookeeper.connect",
     ]
+
+
+def test_the_reassignment_setting_parses_to_a_policy_and_its_absence_is_off() -> None:
+    fast = CLUSTER.replace("  name: local", "  name: fast").rstrip() + (
+        "\n  reassignment:\n    enabled: true\n    throttleBytesPerSecond: 10485760\n"
+    )
+    unthrottled = CLUSTER.replace("  name: local", "  name: unthrottled").rstrip() + (
+        "\n  reassignment: {enabled: true}\n"
+    )
+    _write("c.yaml", CLUSTER, fast, unthrottled)
+    manifests = load_manifests(["c.yaml"])
+    assert manifests.errors == ()
+    policies = {c.name: c.reassignment for c in manifests.clusters}
+    assert policies == {
+        "local": ReassignmentPolicy(),
+        "fast": ReassignmentPolicy(True, 10485760),
+        "unthrottled": ReassignmentPolicy(True, None),
+    }
+    assert policies["local"] == ReassignmentPolicy(enabled=False, throttle_bytes_per_second=None)
+
+
+@pytest.mark.parametrize(
+    ("setting", "error"),
+    [
+        ('{enabled: "yes"}', "spec.reassignment.enabled = 'yes': must be a boolean"),
+        ("{enabled: yes}", None),  # YAML 1.1's yes is a boolean (true), as the API server's YAML reads it
+        ("{throttleBytesPerSecond: 0}", "spec.reassignment.throttleBytesPerSecond = 0: must be at least 1"),
+        ("{throttleBytesPerSecond: -5}", "spec.reassignment.throttleBytesPerSecond = -5: must be at least 1"),
+        (
+            "{throttleBytesPerSecond: fast}",
+            "spec.reassignment.throttleBytesPerSecond = 'fast': must be an integer",
+        ),
+        (
+            "{throttleBytesPerSecond: true}",
+            "spec.reassignment.throttleBytesPerSecond = true: must be an integer",
+        ),
+        (
+            "{throttleBytesPerSecond: 1.5}",
+            "spec.reassignment.throttleBytesPerSecond = 1.5: must be an integer",
+        ),
+        (
+            "{throttleBytesPerSecond: 9223372036854775808}",
+            "spec.reassignment.throttleBytesPerSecond = 9223372036854775808: must be at most 9223372036854775807",
+        ),
+        (
+            "{fast: true}",
+            "spec.reassignment.fast = true: unknown field (known: enabled, throttleBytesPerSecond)",
+        ),
+        ("true", "spec.reassignment = true: must be a mapping"),
+    ],
+)
+def test_a_bad_reassignment_setting_is_refused_naming_the_field_value_and_rule(
+    setting: str, error: str | None
+) -> None:
+    _write("c.yaml", CLUSTER.rstrip() + f"\n  reassignment: {setting}\n")
+    manifests = load_manifests(["c.yaml"])
+    if error is None:
+        assert manifests.errors == ()
+        assert manifests.clusters[0].reassignment == ReassignmentPolicy(True, None)
+        return
+    assert manifests.clusters == ()
+    assert _errors(manifests) == [f"c.yaml#1 KafkaCluster local: {error}"]
 
 
 def test_names_are_judged_by_kafkas_rules_and_kubernetes_rules() -> None:

@@ -4,7 +4,9 @@ Secrets are read by the caller (through the injectable ``KubernetesApi``) and pa
 this module needs no API server to test. TLS material is written to files (kazoo reads certificates from paths)
 under ``material_dir/<namespace>/<name>/`` with mode 0600 in a 0700 directory. The fingerprint covers everything
 that matters for a session (connect string, credentials, certificate bytes), so a rotated Secret reconnects the
-cluster and an unchanged one keeps its session.
+cluster and an unchanged one keeps its session. The policy fields (``allowDelete``, ``allowedTopicPrefixes``,
+``kafkaVersion``, ``reassignment``) are not part of it: they reach the ``ClusterSpec`` through the manifest loader
+(``load_objects``), and a change of them alone keeps the session (``ClusterHandle.update_policy``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ view's ``state()`` and connecting all block, so they run in a thread, never in k
 thread of its own (``ClusterHandle.run``): a cluster whose ZooKeeper hangs holds that thread only, never the
 threads the other clusters need, and its work runs in order. A KafkaCluster whose connection settings change (connect string, credentials, certificates:
 see ``ClusterConfig.fingerprint``) gets a new session; a change of policy alone (``allowDelete``, prefixes, Kafka
-version) keeps the session and only swaps the Reconciler.
+version, ``reassignment``) keeps the session and only swaps the Reconciler.
 """
 
 from __future__ import annotations
