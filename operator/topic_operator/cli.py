@@ -231,6 +231,9 @@ def _apply(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         else:
             report = reconciler.apply(topics, state=state)
+        waited = None
+        if args.wait and report is not None:
+            waited = _wait_for_reassignments(client, reconciler, topics, report, args)
     results = report.results if report is not None else ()
     if args.output == "json":
         document = {
@@ -261,7 +264,70 @@ def _apply(args: argparse.Namespace) -> int:
     failed = any(
         r.outcome not in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED) for r in results
     )
-    return EXIT_ERROR if errors or failed or preview.has_rejections else EXIT_OK
+    return EXIT_ERROR if errors or failed or preview.has_rejections or waited is False else EXIT_OK
+
+
+def _wait_for_reassignments(
+    client: Any, reconciler: Any, topics: list[Any], report: Any, args: argparse.Namespace
+) -> bool | None:
+    """``kto apply --wait``: follow the reassignments this apply started until Kafka's controller has finished
+    them (the request znode gone and the topic znodes' adding/removing maps empty), printing a progress line
+    whenever it changes, then apply once more, which removes the throttles as ``--verify`` does. None when
+    nothing was reassigned; False when the wait timed out (the throttles then stay until a later apply)."""
+    import time
+
+    from topic_operator.plan import Reassign
+    from topic_operator.reconcile import TopicOutcome
+    from topic_operator.zookeeper.snapshot import read_cluster
+
+    started = {
+        r.topic: sum(len(a.moves) for a in r.plan.actions if isinstance(a, Reassign))
+        for r in report.results
+        if r.outcome is TopicOutcome.APPLIED and any(isinstance(a, Reassign) for a in r.plan.actions)
+    }
+    if not started:
+        return None
+    give_up = time.monotonic() + args.wait_timeout
+    shown = ""
+    while True:
+        state = read_cluster(client, topics=sorted(started), deadline=args.deadline)
+        running = {
+            name: topic
+            for name, topic in state.topics.items()
+            if name in started and topic.reassignment_in_progress
+        }
+        line = "; ".join(
+            f"{name}: {sum(1 for p in t.partitions if t.adding_replicas.get(p) or t.removing_replicas.get(p))}"
+            f" of {started[name]} partitions moving"
+            for name, t in sorted(running.items())
+        )
+        if not running:
+            print(f"reassignment done: {', '.join(sorted(started))}", file=sys.stderr)
+            break
+        if line != shown:
+            print(f"reassigning: {line}", file=sys.stderr)
+            shown = line
+        if time.monotonic() >= give_up:
+            print(
+                f"kto apply: still reassigning after {args.wait_timeout:g} s; run kto apply again once it is "
+                "done to remove the throttles",
+                file=sys.stderr,
+            )
+            return False
+        time.sleep(min(1.0, max(give_up - time.monotonic(), 0.0)))
+    cleanup = reconciler.apply([spec for spec in topics if spec.name in started])  # only what was confirmed
+    for result in cleanup.results:
+        if result.outcome is TopicOutcome.APPLIED:
+            print(
+                f"{result.topic}: throttles removed" if _clears(result.plan) else f"{result.topic}: applied"
+            )
+    return all(r.outcome in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED) for r in cleanup.results)
+
+
+def _clears(topic_plan: Any) -> bool:
+    from topic_operator.plan import AlterConfig
+
+    return any(isinstance(a, AlterConfig) and a.clear_broker_throttles for a in topic_plan.actions)
 
 
 def _outcome_counts(report: Any) -> str:
@@ -524,6 +590,19 @@ def build_parser() -> argparse.ArgumentParser:
     apply = commands.add_parser("apply", help="make the cluster match the manifests")
     _add_manifest_options(apply)
     apply.add_argument("--yes", action="store_true", help="apply without asking")
+    apply.add_argument(
+        "--wait",
+        action="store_true",
+        help="after starting a partition reassignment, wait until Kafka has finished it (a progress line on "
+        "stderr), then remove its throttles; without it, apply returns at once and a later apply removes them",
+    )
+    apply.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=3600.0,
+        metavar="SECONDS",
+        help="how long --wait waits (default 3600); exit 1 if the reassignment is still running then",
+    )
     apply.set_defaults(handler=_apply)
 
     describe = commands.add_parser("describe", help="describe topics as kafka-topics.sh --describe does")

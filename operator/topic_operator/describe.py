@@ -3,7 +3,9 @@
 Operators already read that format (and grep it), so ``kto describe`` keeps its layout: a topic line with id,
 partition count, replication factor and config overrides, then a tab-indented line per partition with leader,
 replicas and ISR. The two filters match kafka-topics.sh's: under-replicated partitions (ISR smaller than the
-replica list) and unavailable partitions (no leader, or a leader that is not a live broker). A partition whose
+replica list) and unavailable partitions (no leader, or a leader that is not a live broker). A topic being
+reassigned says so on its topic line, and its moving partitions show the replicas being added and removed, as
+kafka-topics.sh does. A partition whose
 state znode cannot be read shows ``Leader: unknown`` and ``Isr: unknown``, and both filters show it: it cannot be
 known to be healthy.
 """
@@ -36,6 +38,8 @@ def _topic_line(topic: TopicState) -> str:
         f"Topic: {topic.name}\tTopicId: {topic.topic_id or 'AAAAAAAAAAAAAAAAAAAAAA'}\t"
         f"PartitionCount: {topic.partition_count}\tReplicationFactor: {topic.replication_factor}\tConfigs: {configs}"
     )
+    if topic.reassignment_in_progress:
+        line += "\tReassignmentInProgress: true"
     return line + ("\tMarkedForDeletion: true" if topic.marked_for_deletion else "")
 
 

@@ -39,6 +39,16 @@ from topic_operator.kafka.errors import (
     TopicDeletionDisabledError,
     TopicExistsError,
 )
+from topic_operator.kafka.reassignment import (
+    THROTTLED_REPLICAS_KEYS,
+    PartitionMove,
+    brokers_in_throttle_lists,
+    decrease_replication,
+    in_flight,
+    increase_replication,
+    moves_between,
+    throttled_replicas,
+)
 from topic_operator.kafka.topic_configs import ComparableValue, comparable_config, validate_topic_config
 from topic_operator.kafka.topic_names import (
     TopicNameIndex,
@@ -63,6 +73,7 @@ __all__ = [
     "CreateTopic",
     "DeleteTopic",
     "Plan",
+    "Reassign",
     "TopicPlan",
     "TopicStatus",
     "plan",
@@ -102,11 +113,38 @@ class AddPartitions:
 @dataclass(frozen=True, slots=True)
 class AlterConfig:
     """Replace the topic's whole override set at ``expected_version`` (None: the config znode does not exist) and
-    announce it with one ``config_change_`` notification so brokers apply it live."""
+    announce it with one ``config_change_`` notification so brokers apply it live.
+
+    ``clear_broker_throttles``: brokers whose ``leader/follower.replication.throttled.rate`` are removed in the
+    same transaction, when this change removes the throttled-replica lists a finished reassignment left (as
+    ``kafka-reassign-partitions.sh --verify`` does), so lists and rates go together or not at all."""
 
     topic: str
     config: Mapping[str, str]
     expected_version: int | None
+    clear_broker_throttles: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reassign:
+    """Start Kafka's partition reassignment of ``moves`` (semantics §14), in one transaction: the topic znode
+    checked at ``expected_version`` (the replicas the moves were computed from), ``/admin/reassign_partitions``
+    created (never overwritten: one reassignment at a time), and, with a throttle, the topic's override set
+    ``config`` (its throttled-replica lists included) at ``config_expected_version`` and the rate on every broker
+    a move involves, each with its ``config_change_`` notification. ``config`` is None when no throttle is set
+    and the override set does not change."""
+
+    topic: str
+    moves: tuple[PartitionMove, ...]
+    expected_version: int
+    throttle_bytes_per_second: int | None = None
+    config: Mapping[str, str] | None = None
+    config_expected_version: int | None = None
+
+    @property
+    def brokers(self) -> tuple[int, ...]:
+        """Every broker a move involves, as a replica before or after: the ones the throttle rates go to."""
+        return tuple(sorted({b for m in self.moves for b in (*m.current, *m.target)}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +154,7 @@ class DeleteTopic:
     topic: str
 
 
-Action = CreateTopic | AddPartitions | AlterConfig | DeleteTopic
+Action = CreateTopic | AddPartitions | AlterConfig | DeleteTopic | Reassign
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -152,6 +190,9 @@ class TopicPlan:
     changes: tuple[Change, ...] = ()
     rejections: tuple[KafkaError, ...] = ()
     source: str = ""
+    reassigning: tuple[PartitionMove, ...] | None = None
+    """None, or the topic is being reassigned: the moves the controller is still carrying out (empty while only
+    requested). A replica change declared meanwhile waits for it (its changes are shown, no action)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,10 +319,38 @@ class _Placement:
     """
 
     def __init__(self, actual: ClusterState) -> None:
+        self._actual = actual
         self._registered = actual.broker_metadata
         self._unreadable = actual.unreadable_brokers
         self.reassignment_unreadable = actual.reassignment_unreadable
         self._by_mode: dict[RackAwareMode, list[BrokerMetadata] | KafkaError] = {}
+        self._load: dict[int, int] | None = None
+        self._running: list[str] | None = None
+
+    def load(self) -> dict[int, int]:
+        """Each broker's replica count over the whole cluster: the increase rule's "fewest replicas". Counted
+        once per plan, and only when a replica change is planned."""
+        if self._load is None:
+            load: dict[int, int] = {}
+            for topic in self._actual.topics.values():
+                for replicas in topic.partitions.values():
+                    for broker in replicas:
+                        load[broker] = load.get(broker, 0) + 1
+            self._load = load
+        return self._load
+
+    def reassigning(self) -> list[str]:
+        """The topics being reassigned anywhere in the cluster (Kafka runs one reassignment at a time), sorted;
+        ``["?"]`` when ``/admin/reassign_partitions`` cannot be read. Looked at only when a replica change or
+        the end of one is planned."""
+        if self._running is None:
+            if self.reassignment_unreadable is not None:
+                self._running = ["?"]
+            else:
+                self._running = sorted(
+                    name for name, topic in self._actual.topics.items() if topic.reassignment_in_progress
+                )
+        return self._running
 
     @property
     def registered_ids(self) -> list[int]:
@@ -406,7 +475,7 @@ def _plan_declared(
         current = actual.topics.get(spec.name)
         if current is None:
             return _plan_create(spec, actual, cluster, names, placement, configs, seed)
-        return _plan_existing(spec, current, placement, configs)
+        return _plan_existing(spec, current, cluster, placement, configs, seed)
     except KafkaError as error:
         return _rejected(spec, error)
 
@@ -497,33 +566,45 @@ def _manual_assignment(spec: TopicSpec, registered: list[int]) -> dict[int, tupl
 
 
 def _plan_existing(
-    spec: TopicSpec, current: TopicState, placement: _Placement, configs: _ConfigMemo
+    spec: TopicSpec,
+    current: TopicState,
+    cluster: ClusterSpec,
+    placement: _Placement,
+    configs: _ConfigMemo,
+    seed: int,
 ) -> TopicPlan:
-    """Forward-only changes of an existing topic: more partitions and the config override set."""
+    """Forward-only changes of an existing topic: more partitions, the config override set and, where the
+    cluster enables it, replica changes through a partition reassignment."""
     rejections: list[KafkaError] = []
     actions: list[Action] = []
     changes: list[Change] = []
     if current.marked_for_deletion:
         rejections.append(InvalidTopicError("The topic is queued for deletion.", field="topicName"))
-    if spec.replicas != current.replication_factor:
-        changes.append(Change("replicas", current.replication_factor, spec.replicas))
-        rejections.append(
-            InvalidReplicationFactorError(
-                f"Changing the replication factor of topic {spec.name} from {current.replication_factor} to "
-                f"{spec.replicas} is not supported: Kafka changes replicas only by partition reassignment.",
-                field="replicas",
-                stricter_than_kafka=True,
-            )
-        )
-    if spec.partitions != current.partition_count:
-        changes.append(Change("partitions", current.partition_count, spec.partitions))
+    reassigning = _reassigning(current)
+    placed = _assignment_after_reassignment(current, reassigning)
+    replication_factor = len(placed.get(0, ()))
+    moved = _moved_partitions(spec, placed)
+    if spec.replicas != replication_factor:
+        changes.append(Change("replicas", replication_factor, spec.replicas))
+    changes.extend(Change(f"replicaAssignment.{p}", list(placed[p]), list(declared)) for p, declared in moved)
+    replica_change = spec.replicas != replication_factor or bool(moved)
+    reassign: Reassign | None = None
+    if replica_change and not cluster.reassignment.enabled:
+        rejections.extend(_replica_change_not_enabled(spec, cluster, replication_factor, moved))
+    elif replica_change and reassigning is None:
         try:
-            actions.append(_grow(spec, current, placement))
+            reassign = _reassign(spec, current, cluster, placement, seed)
         except KafkaError as error:
             rejections.append(error)
-    elif spec.replica_assignment is not None:
-        _check_existing_assignment(spec, current, rejections)
-    config_change = _config_change(spec, current, configs)
+    growing = spec.partitions != current.partition_count
+    if growing:
+        changes.append(Change("partitions", current.partition_count, spec.partitions))
+        if not moved and not (replica_change and cluster.reassignment.enabled):
+            try:
+                actions.append(_grow(spec, current, placement))
+            except KafkaError as error:
+                rejections.append(error)
+    config_change = _config_change(spec, current, configs, cluster, placement, reassigning)
     if config_change is not None:
         action, config_changes = config_change
         changes.extend(config_changes)
@@ -533,14 +614,134 @@ def _plan_existing(
         )
         if oversized is not None:
             rejections.append(oversized)
+        elif reassign is not None:  # one transaction writes the config znode: the new set goes with the moves
+            reassign = dataclasses.replace(reassign, config=_with_throttles(action.config, reassign))
         else:
             actions.append(action)
+    if reassign is not None:
+        actions.append(reassign)
     if rejections:
         return TopicPlan(
             spec.cluster, spec.name, TopicStatus.REJECTED, (), tuple(changes), tuple(rejections), spec.source
         )
-    status = TopicStatus.CHANGE if actions else TopicStatus.UNCHANGED
-    return TopicPlan(spec.cluster, spec.name, status, tuple(actions), tuple(changes), (), spec.source)
+    status = TopicStatus.CHANGE if actions or changes else TopicStatus.UNCHANGED
+    return TopicPlan(
+        spec.cluster, spec.name, status, tuple(actions), tuple(changes), (), spec.source, reassigning
+    )
+
+
+def _reassigning(current: TopicState) -> tuple[PartitionMove, ...] | None:
+    """The moves in flight when the topic is being reassigned (possibly none yet), else None."""
+    if not current.reassignment_in_progress:
+        return None
+    return tuple(in_flight(current.partitions, current.adding_replicas, current.removing_replicas))
+
+
+def _assignment_after_reassignment(
+    current: TopicState, reassigning: tuple[PartitionMove, ...] | None
+) -> Mapping[int, tuple[int, ...]]:
+    """The replicas the topic will have once the reassignment in flight is done: what a declaration is compared
+    with, so that the change being carried out is not planned a second time."""
+    if not reassigning:
+        return current.partitions
+    return {**current.partitions, **{m.partition: m.target for m in reassigning}}
+
+
+def _moved_partitions(
+    spec: TopicSpec, placed: Mapping[int, tuple[int, ...]]
+) -> list[tuple[int, tuple[int, ...]]]:
+    """Existing partitions whose declared replicas differ from the ones they have."""
+    declared = spec.replica_assignment or {}
+    return [
+        (p, tuple(declared[p])) for p in sorted(placed) if p in declared and tuple(declared[p]) != placed[p]
+    ]
+
+
+def _replica_change_not_enabled(
+    spec: TopicSpec,
+    cluster: ClusterSpec,
+    replication_factor: int,
+    moved: list[tuple[int, tuple[int, ...]]],
+) -> list[KafkaError]:
+    hint = (
+        f"kafka-topic-operator does that through Kafka's partition reassignment once KafkaCluster "
+        f"{cluster.name} sets spec.reassignment.enabled: true"
+    )
+    errors: list[KafkaError] = []
+    if spec.replicas != replication_factor:
+        errors.append(
+            InvalidReplicationFactorError(
+                f"Changing the replication factor of topic {spec.name} from {replication_factor} to "
+                f"{spec.replicas} is not supported: Kafka changes replicas only by partition reassignment; "
+                f"{hint}.",
+                field="replicas",
+                stricter_than_kafka=True,
+            )
+        )
+    if moved:
+        errors.append(
+            InvalidReplicaAssignmentError(
+                f"replicaAssignment moves existing partitions {[p for p, _ in moved]} of topic {spec.name}: "
+                f"changing the replicas of existing partitions needs a partition reassignment; {hint}.",
+                field="replicaAssignment",
+                stricter_than_kafka=True,
+            )
+        )
+    return errors
+
+
+def _reassign(
+    spec: TopicSpec, current: TopicState, cluster: ClusterSpec, placement: _Placement, seed: int
+) -> Reassign:
+    """The reassignment a declared replica change needs (the rules of ``kafka.reassignment``), or Kafka's refusal.
+
+    A partition count change in the same step is refused: Kafka adds partitions at the topic's current
+    replication factor and refuses to while a reassignment runs, so one step would place the new partitions
+    by the old factor and then move them again; growing first and changing replicas next says what happens."""
+    if spec.partitions != current.partition_count:
+        raise InvalidRequestError(
+            f"Topic {spec.name} changes its partition count ({current.partition_count} -> {spec.partitions}) and "
+            "its replicas in one step: apply the partition count first, then the replica change (Kafka adds "
+            "partitions only at the current replication factor, and not while a reassignment runs).",
+            field="replicas",
+            stricter_than_kafka=True,
+        )
+    running = placement.reassigning()
+    if running:
+        raise ReassignmentInProgressError(
+            f"Topic {spec.name} cannot be reassigned: there is an existing assignment running "
+            f"(topics {', '.join(running)}); one reassignment at a time.",
+            field="replicas",
+        )
+    if spec.replica_assignment is not None:
+        target = _manual_assignment(spec, placement.registered_ids)
+    else:
+        brokers = placement.brokers(spec.rack_aware_mode)
+        rf = current.replication_factor
+        if spec.replicas > rf:
+            start = seed_for(cluster.name, spec.name, seed)
+            target = increase_replication(
+                current.partitions, spec.replicas, brokers, load=placement.load(), start=start
+            )
+        else:
+            target = decrease_replication(current.partitions, spec.replicas, brokers)
+    moves = tuple(moves_between(current.partitions, target))
+    throttle = cluster.reassignment.throttle_bytes_per_second
+    reassign = Reassign(
+        spec.name, moves, current.topic_znode_version, throttle, None, current.config_znode_version
+    )
+    if throttle is None:
+        return reassign
+    return dataclasses.replace(reassign, config=_with_throttles(current.config, reassign))
+
+
+def _with_throttles(config: Mapping[str, str], reassign: Reassign) -> dict[str, str]:
+    """The override set a reassignment writes: ``config`` plus, when it is throttled, the throttled-replica
+    lists of its moves."""
+    if reassign.throttle_bytes_per_second is None:
+        return dict(config)
+    leaders, followers = throttled_replicas(reassign.moves)
+    return {**config, THROTTLED_REPLICAS_KEYS[0]: leaders, THROTTLED_REPLICAS_KEYS[1]: followers}
 
 
 def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPartitions:
@@ -559,10 +760,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         )
     manual = None
     if spec.replica_assignment is not None and spec.partitions > current.partition_count:
-        rejections: list[KafkaError] = []
-        _check_existing_assignment(spec, current, rejections)
-        if rejections:
-            raise rejections[0]
+        # existing partitions declared as they are (``_plan_existing`` does not grow a topic it moves)
         manual = {p: r for p, r in spec.replica_assignment.items() if p >= current.partition_count}
     what = (
         f"its assignment znode /brokers/topics/{spec.name} ({spec.partitions} partitions x "
@@ -602,36 +800,33 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
     )
 
 
-def _check_existing_assignment(spec: TopicSpec, current: TopicState, rejections: list[KafkaError]) -> None:
-    """Moving replicas of existing partitions is a reassignment, which this project does not do."""
-    declared = spec.replica_assignment or {}
-    moved = sorted(
-        p for p in current.partitions if p in declared and tuple(declared[p]) != current.partitions[p]
-    )
-    if moved:
-        rejections.append(
-            InvalidReplicaAssignmentError(
-                f"replicaAssignment moves existing partitions {moved} of topic {spec.name}: changing the replicas "
-                "of existing partitions needs a partition reassignment, which kafka-topic-operator does not do.",
-                field="replicaAssignment",
-                stricter_than_kafka=True,
-            )
-        )
-
-
 def _config_change(
-    spec: TopicSpec, current: TopicState, configs: _ConfigMemo
+    spec: TopicSpec,
+    current: TopicState,
+    configs: _ConfigMemo,
+    cluster: ClusterSpec,
+    placement: _Placement,
+    reassigning: tuple[PartitionMove, ...] | None,
 ) -> tuple[AlterConfig, list[Change]] | None:
-    """The declaration owns the whole override set: keys absent from it are removed."""
-    before, after = configs.comparable(current.config), configs.comparable(spec.config)
+    """The declaration owns the whole override set: keys absent from it are removed. Except the throttled-replica
+    lists of a reassignment: kept while one runs in the cluster, and removed once none does, together with the
+    rates on the brokers they name when the cluster throttles reassignments (as ``--verify`` does)."""
+    wanted = dict(spec.config)
+    left = {k: current.config[k] for k in THROTTLED_REPLICAS_KEYS if k in current.config and k not in wanted}
+    clear: tuple[int, ...] = ()
+    if left and (reassigning is not None or placement.reassigning()):
+        wanted.update(left)
+    elif left and cluster.reassignment.enabled and cluster.reassignment.throttle_bytes_per_second is not None:
+        clear = brokers_in_throttle_lists(left)
+    before, after = configs.comparable(current.config), configs.comparable(wanted)
     if before == after:
         return None
     changes = [
-        Change(f"config.{key}", current.config.get(key), spec.config.get(key))
+        Change(f"config.{key}", current.config.get(key), wanted.get(key))
         for key in sorted(set(before) | set(after))
         if before.get(key) != after.get(key)
     ]
-    return AlterConfig(spec.name, dict(spec.config), current.config_znode_version), changes
+    return AlterConfig(spec.name, wanted, current.config_znode_version, clear), changes
 
 
 def _plan_removal(spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec) -> TopicPlan:

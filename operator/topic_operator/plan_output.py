@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from topic_operator.kafka.errors import KafkaError
+from topic_operator.kafka.reassignment import PartitionMove
 from topic_operator.plan import (
     Action,
     AddPartitions,
@@ -20,6 +21,7 @@ from topic_operator.plan import (
     CreateTopic,
     DeleteTopic,
     Plan,
+    Reassign,
     TopicPlan,
     TopicStatus,
 )
@@ -58,14 +60,38 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "expected_version": action.expected_version,
             }
         case AlterConfig():
-            return {
+            altered: dict[str, Any] = {
                 "type": "alter_config",
                 "topic": action.topic,
                 "config": dict(sorted(action.config.items())),
                 "expected_version": action.expected_version,
             }
+            if action.clear_broker_throttles:
+                altered["clear_broker_throttles"] = list(action.clear_broker_throttles)
+            return altered
         case DeleteTopic():
             return {"type": "delete", "topic": action.topic}
+        case Reassign():
+            return {
+                "type": "reassign",
+                "topic": action.topic,
+                "moves": [_move_to_dict(m) for m in action.moves],
+                "expected_version": action.expected_version,
+                "throttle_bytes_per_second": action.throttle_bytes_per_second,
+                "throttled_brokers": list(action.brokers) if action.throttle_bytes_per_second else [],
+                "config": None if action.config is None else dict(sorted(action.config.items())),
+                "config_expected_version": action.config_expected_version,
+            }
+
+
+def _move_to_dict(move: PartitionMove) -> dict[str, Any]:
+    return {
+        "partition": move.partition,
+        "current": list(move.current),
+        "target": list(move.target),
+        "adding": list(move.adding),
+        "removing": list(move.removing),
+    }
 
 
 def error_to_dict(error: KafkaError) -> dict[str, Any]:
@@ -86,6 +112,11 @@ def _topic_to_dict(topic: TopicPlan) -> dict[str, Any]:
         "changes": [{"field": c.field, "before": c.before, "after": c.after} for c in topic.changes],
         "actions": [action_to_dict(a) for a in topic.actions],
         "rejections": [error_to_dict(e) for e in topic.rejections],
+        **(
+            {"reassigning": [_move_to_dict(m) for m in topic.reassigning]}
+            if topic.reassigning is not None
+            else {}
+        ),
     }
 
 
@@ -131,6 +162,30 @@ def render_plan_text(plan: Plan, *, show_unchanged: bool = False, max_partitions
                     lines.append(
                         f"    ... and {len(placed) - len(shown)} more partitions (-o json shows all)"
                     )
+            if isinstance(action, Reassign):
+                throttle = action.throttle_bytes_per_second
+                how = (
+                    f"throttled at {throttle} B/s on brokers {list(action.brokers)}"
+                    if throttle
+                    else "unthrottled"
+                )
+                lines.append(f"    reassign {len(action.moves)} partitions ({how}):")
+                lines.extend(f"      {m.describe()}" for m in action.moves[:max_partitions])
+                if len(action.moves) > max_partitions:
+                    lines.append(
+                        f"      ... and {len(action.moves) - max_partitions} more (-o json shows all)"
+                    )
+            if isinstance(action, AlterConfig) and action.clear_broker_throttles:
+                lines.append(
+                    f"    the finished reassignment's throttle rates removed from brokers "
+                    f"{list(action.clear_broker_throttles)}"
+                )
+        if topic.reassigning is not None:
+            moving = "; ".join(m.describe() for m in topic.reassigning[:max_partitions]) or "requested"
+            lines.append(
+                f"    reassignment in progress ({len(topic.reassigning)} partitions moving: {moving}); "
+                "a replica change waits for it"
+            )
         for error in topic.rejections:
             lines.append(f"    {error.kafka_class.rsplit('.', 1)[-1]}: {error.message}")
     counts = {s: sum(1 for t in plan.topics if t.status is s) for s in TopicStatus}

@@ -79,7 +79,8 @@ def test_replication_factor_change_is_not_supported() -> None:
     assert isinstance(error, InvalidReplicationFactorError)
     assert str(error) == (
         "Changing the replication factor of topic t from 3 to 2 is not supported: Kafka changes replicas only "
-        "by partition reassignment."
+        "by partition reassignment; kafka-topic-operator does that through Kafka's partition reassignment once "
+        "KafkaCluster main sets spec.reassignment.enabled: true."
     )
     assert result.actions == ()
 

@@ -15,7 +15,6 @@ from topic_operator.kafka.reassignment import (
     decrease_replication,
     increase_replication,
     moves_between,
-    reassignment_request,
     throttled_replicas,
 )
 
@@ -121,11 +120,4 @@ def test_moves_requests_and_throttles() -> None:
     assert moves == [PartitionMove(0, (1, 2), (1, 2, 4)), PartitionMove(2, (3, 1), (4, 1))]
     assert [m.describe() for m in moves] == ["p0: [1, 2] -> [1, 2, 4]", "p2: [3, 1] -> [4, 1]"]
     assert (moves[1].adding, moves[1].removing) == ((4,), (3,))
-    assert reassignment_request("orders", moves) == {
-        "version": 1,
-        "partitions": [
-            {"topic": "orders", "partition": 0, "replicas": [1, 2, 4]},
-            {"topic": "orders", "partition": 2, "replicas": [4, 1]},
-        ],
-    }
     assert throttled_replicas(moves) == ("0:1,0:2,2:3,2:1", "0:4,2:4")

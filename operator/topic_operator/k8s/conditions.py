@@ -40,6 +40,8 @@ class Reason(StrEnum):
     """Annotation ``kto.dev/paused: "true"``: reconciliation stopped."""
     PLANNED = "Planned"
     """``mode: Plan``: changes are pending in status.plan and were not applied."""
+    REASSIGNING = "Reassigning"
+    """Kafka's controller is moving the topic's replicas (a partition reassignment); Ready once it is done."""
     CONNECTED = "Connected"
     """KafkaCluster: a ZooKeeper session is held and the path looks like a Kafka cluster."""
     AUTH_FAILED = "AuthFailed"

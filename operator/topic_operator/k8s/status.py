@@ -22,7 +22,7 @@ from topic_operator.kafka.errors import (
 )
 from topic_operator.message_text import one_line
 from topic_operator.model import ClusterState, TopicState
-from topic_operator.plan import Change, TopicPlan, TopicStatus
+from topic_operator.plan import Change, Reassign, TopicPlan, TopicStatus
 from topic_operator.plan_output import action_to_dict, error_to_dict
 from topic_operator.reconcile import TopicOutcome
 
@@ -119,6 +119,10 @@ def ready_for_outcome(
 ) -> Condition:
     """The Ready condition one reconcile result means."""
     topic = topic_plan.topic
+    if outcome in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED):
+        reassigning = reassigning_ready(topic_plan)
+        if reassigning is not None:
+            return reassigning
     match outcome:
         case TopicOutcome.APPLIED if topic_plan.status is TopicStatus.CREATE:
             message = f"Created topic {topic}: {summarize_changes(topic_plan.changes)}"
@@ -152,6 +156,35 @@ def ready_for_outcome(
             )
             return Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, _cut(message + _messages(errors)))
     raise AssertionError(f"unknown outcome {outcome}")  # pragma: no cover
+
+
+def reassigning_ready(topic_plan: TopicPlan) -> Condition | None:
+    """Ready=False, reason Reassigning, with the moves still in flight, while Kafka's controller moves the topic's
+    replicas: after this reconcile started it, or whenever one is seen running (kto's or another tool's). None
+    when no reassignment runs for the topic."""
+    started = next((a for a in topic_plan.actions if isinstance(a, Reassign)), None)
+    topic = topic_plan.topic
+    if started is not None:
+        throttle = started.throttle_bytes_per_second
+        how = f", throttled at {throttle} B/s" if throttle is not None else ""
+        moves = "; ".join(m.describe() for m in started.moves)
+        message = f"Reassigning topic {topic}: started moving {len(started.moves)} partitions{how}: {moves}"
+        return Condition(READY, False, Reason.REASSIGNING, _cut(message))
+    if topic_plan.reassigning is None:
+        return None
+    moving = topic_plan.reassigning
+    progress = (
+        f"{len(moving)} partitions still moving: {'; '.join(m.describe() for m in moving)}"
+        if moving
+        else "requested, waiting for the controller to start it"
+    )
+    message = f"Reassigning topic {topic}: {progress}"
+    waiting = [
+        c for c in topic_plan.changes if c.field == "replicas" or c.field.startswith("replicaAssignment.")
+    ]
+    if waiting:
+        message += f"; then: {summarize_changes(tuple(waiting))} (queued until this one is done)"
+    return Condition(READY, False, Reason.REASSIGNING, _cut(message))
 
 
 def adopted_ready(ready: Condition, topic_plan: TopicPlan) -> Condition:

@@ -183,7 +183,7 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
         message = f"the engine reported nothing for topic {topic}; retrying"
         return _simple(body, now, Reason.CLUSTER_UNAVAILABLE, message, result="missing", retry=message)
     ready = ready_for_outcome(result.outcome, result.plan, result.errors, exists=report.state is not None)
-    if result.outcome is TopicOutcome.UNCHANGED:
+    if result.outcome is TopicOutcome.UNCHANGED and result.plan.reassigning is None:
         ready = _settled_ready(body) or ready
     adopting = _adopting(body, result.plan, report) and result.outcome in _ADOPTING_OUTCOMES
     if adopting:
@@ -203,7 +203,8 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
     )
     events: tuple[EventSpec, ...] = ()
     if result.outcome is not TopicOutcome.UNCHANGED:
-        kind = "Normal" if ready.status or result.outcome is TopicOutcome.PLANNED else "Warning"
+        normal = ready.status or result.outcome is TopicOutcome.PLANNED or ready.reason is Reason.REASSIGNING
+        kind = "Normal" if normal else "Warning"
         events = (EventSpec(kind, ready.reason.value, ready.message),)
     retry = ready.message if result.outcome in _RETRIED_OUTCOMES else None
     return Verdict(status, result.outcome.value, events, retry)

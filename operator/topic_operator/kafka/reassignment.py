@@ -18,31 +18,46 @@ so every replica of the operator and every ``kto plan`` computes the same target
 
 Either way the target must fit the brokers registered now, in Kafka's words (``check_replication_factor``).
 
-Pure: plain data in, plain data out; the ZooKeeper layer writes what ``reassignment_request`` and
-``throttled_replicas`` return.
+While the controller carries a reassignment out, the topic znode lists each moving partition's target replicas
+followed by the ones being removed, with ``adding_replicas``/``removing_replicas`` maps (§14): ``in_flight``
+reads the moves back from them. A partition is moved only while it is healthy (``check_partitions_healthy``).
+
+Pure: plain data in, plain data out; the ZooKeeper layer writes the request and the throttles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from topic_operator.kafka.assignment import (
     BrokerMetadata,
     check_replication_factor,
     rack_alternated_broker_list,
 )
-from topic_operator.kafka.errors import InvalidReplicaAssignmentError
+from topic_operator.kafka.errors import AdminOperationError, InvalidReplicaAssignmentError
 
 __all__ = [
+    "BROKER_THROTTLE_RATES",
+    "THROTTLED_REPLICAS_KEYS",
+    "Health",
     "PartitionMove",
+    "brokers_in_throttle_lists",
+    "check_partitions_healthy",
     "decrease_replication",
+    "in_flight",
     "increase_replication",
     "moves_between",
-    "reassignment_request",
     "throttled_replicas",
 ]
+
+LEADER_THROTTLED_REPLICAS = "leader.replication.throttled.replicas"
+FOLLOWER_THROTTLED_REPLICAS = "follower.replication.throttled.replicas"
+THROTTLED_REPLICAS_KEYS = (LEADER_THROTTLED_REPLICAS, FOLLOWER_THROTTLED_REPLICAS)
+"""The topic configs ``kafka-reassign-partitions.sh --throttle`` sets and ``--verify`` removes."""
+
+BROKER_THROTTLE_RATES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+"""The dynamic broker configs (bytes/s) the same tool sets on every broker a move involves."""
 
 Assignment = Mapping[int, Sequence[int]]
 """Partition id -> replicas, preferred leader first."""
@@ -158,17 +173,75 @@ def moves_between(current: Assignment, target: Assignment) -> list[PartitionMove
     return moves
 
 
-def reassignment_request(topic: str, moves: Sequence[PartitionMove]) -> dict[str, Any]:
-    """The body of ``/admin/reassign_partitions`` (version 1), as ``kafka-reassign-partitions.sh`` writes it."""
-    return {
-        "version": 1,
-        "partitions": [{"topic": topic, "partition": m.partition, "replicas": list(m.target)} for m in moves],
-    }
-
-
 def throttled_replicas(moves: Sequence[PartitionMove]) -> tuple[str, str]:
     """The topic's ``leader.replication.throttled.replicas`` (every current replica of a moving partition) and
     ``follower.replication.throttled.replicas`` (every replica being added), as ``partition:broker`` lists."""
     leaders = ",".join(f"{m.partition}:{b}" for m in moves for b in m.current)
     followers = ",".join(f"{m.partition}:{b}" for m in moves for b in m.adding)
     return leaders, followers
+
+
+def brokers_in_throttle_lists(config: Mapping[str, str]) -> tuple[int, ...]:
+    """The brokers a topic's throttled-replica lists name, sorted: the ones whose throttle rates a finished
+    reassignment leaves behind. ``*`` and malformed items name no broker (nothing is guessed)."""
+    brokers: set[int] = set()
+    for key in THROTTLED_REPLICAS_KEYS:
+        for item in config.get(key, "").split(","):
+            partition, colon, broker = item.strip().partition(":")
+            if colon and partition.isdigit() and broker.isdigit():
+                brokers.add(int(broker))
+    return tuple(sorted(brokers))
+
+
+def in_flight(partitions: Assignment, adding: Assignment, removing: Assignment) -> list[PartitionMove]:
+    """The moves the controller is carrying out, read back from a topic znode (§14): a moving partition lists its
+    target followed by the replicas being removed, so the original replicas are the list without ``adding`` and
+    the target the list without ``removing``."""
+    moves: list[PartitionMove] = []
+    for partition in sorted(set(adding) | set(removing)):
+        added, removed = set(adding.get(partition, ())), set(removing.get(partition, ()))
+        if not added and not removed:
+            continue
+        replicas = tuple(partitions.get(partition, ()))
+        current = tuple(b for b in replicas if b not in added)
+        target = tuple(b for b in replicas if b not in removed)
+        moves.append(PartitionMove(partition, current, target))
+    return moves
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """A partition's leader and in-sync replicas, as its state znode holds them (None: no state)."""
+
+    leader: int
+    isr: tuple[int, ...]
+
+
+def check_partitions_healthy(
+    topic: str,
+    moves: Sequence[PartitionMove],
+    health: Mapping[int, Health | None],
+    live: Collection[int],
+) -> None:
+    """Refuse to move a partition that is offline (no leader among the live brokers) or under-replicated (a
+    replica out of the ISR): the new replicas would copy from a leader that may be gone, and a removed replica
+    may be the only in-sync copy. Kafka's tool does not check this; the refusal says so."""
+    for move in moves:
+        state = health.get(move.partition)
+        name = f"{topic}-{move.partition}"
+        if state is None or state.leader < 0 or state.leader not in live:
+            leader = "no state" if state is None else f"leader {state.leader}"
+            raise AdminOperationError(
+                f"Partition {name} is offline ({leader}, live brokers {sorted(live)}): its replicas are not "
+                "moved until it has a live leader.",
+                field="replicas",
+                stricter_than_kafka=True,
+            )
+        missing = [b for b in move.current if b not in state.isr]
+        if missing:
+            raise AdminOperationError(
+                f"Partition {name} is under-replicated (replicas {list(move.current)}, ISR {list(state.isr)}): "
+                "its replicas are not moved until every replica is in sync.",
+                field="replicas",
+                stricter_than_kafka=True,
+            )

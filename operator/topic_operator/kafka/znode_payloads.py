@@ -74,9 +74,10 @@ def config_payload(config: Mapping[str, str]) -> bytes:
     return _dumps({"version": 1, "config": dict(sorted(config.items()))})
 
 
-def config_change_payload(topic: str) -> bytes:
-    """``/config/changes/config_change_<seq>``, version 2."""
-    return _dumps({"version": 2, "entity_path": f"topics/{topic}"})
+def config_change_payload(topic: str, *, entity_type: str = "topics") -> bytes:
+    """``/config/changes/config_change_<seq>``, version 2: ``topics/<t>``, or ``brokers/<id>`` for a broker's
+    dynamic config."""
+    return _dumps({"version": 2, "entity_path": f"{entity_type}/{topic}"})
 
 
 def _digits_below(n: int) -> int:

@@ -33,14 +33,16 @@ from kazoo.security import ACL
 
 from topic_operator.kafka.errors import (
     AdminOperationError,
+    BrokerNotAvailableError,
     KafkaError,
     ReassignmentInProgressError,
     TopicAlreadyMarkedForDeletionError,
     UnknownTopicOrPartitionError,
 )
+from topic_operator.kafka.reassignment import BROKER_THROTTLE_RATES, Health, check_partitions_healthy
 from topic_operator.kafka.topic_names import is_internal
 from topic_operator.kafka.znode_payloads import too_large
-from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic
+from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic, Reassign
 from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, AnswerLostError, BoundedClient, Patience
 from topic_operator.zookeeper.connection import KAFKA_SECURE_ACL
 from topic_operator.zookeeper.errors import (
@@ -52,6 +54,7 @@ from topic_operator.zookeeper.errors import (
 from topic_operator.zookeeper.pipelined import read_many
 from topic_operator.zookeeper.snapshot import Unreadable, bounded, decode_singles
 from topic_operator.zookeeper.znodes import (
+    BrokerConfigZNode,
     BrokerIdsZNode,
     ClusterIdZNode,
     ConfigChangeZNode,
@@ -59,6 +62,7 @@ from topic_operator.zookeeper.znodes import (
     DeleteTopicsZNode,
     DeleteTopicZNode,
     MigrationZNode,
+    PartitionStateZNode,
     ReassignPartitionsZNode,
     TopicConfigsZNode,
     TopicConfigZNode,
@@ -103,6 +107,11 @@ class WriteResult:
     outcome: Outcome
     error: Exception | None = None
     retried: int = 0
+
+
+BrokerConfigs = dict[int, "tuple[dict[str, str], int] | str | None"]
+"""Broker id -> its dynamic configs and znode version as read before a batch (None: no znode; a string: why it
+cannot be read): what throttle rates are merged into, or removed from, at that version."""
 
 
 class _Verdict(Enum):
@@ -156,7 +165,8 @@ class ZooKeeperWriter:
         zk.patience.restart()
         self._require_kafka_cluster(zk, writing=True)
         self._ensure_parents(zk, actions)
-        return _Batch(self, zk, actions).run(self._topics_being_reassigned(zk, actions))
+        brokers = _read_broker_configs(zk, actions)
+        return _Batch(self, zk, actions, brokers).run(self._topics_being_reassigned(zk, actions))
 
     def require_kafka_cluster(
         self, *, writing: bool = False, deadline: float | Patience | None = None
@@ -192,11 +202,12 @@ class ZooKeeperWriter:
 
     # -- building transactions ----------------------------------------------------------------------------------
 
-    def commit(self, action: Action) -> Any:
-        """Send the action's transaction; kazoo's async result."""
-        return self._transaction(action).commit_async()
+    def commit(self, action: Action, brokers: BrokerConfigs | None = None) -> Any:
+        """Send the action's transaction; kazoo's async result. ``brokers``: the broker configs read for the
+        batch, which throttle rates are written at the version of."""
+        return self._transaction(action, brokers or {}).commit_async()
 
-    def _transaction(self, action: Action) -> Any:
+    def _transaction(self, action: Action, brokers: BrokerConfigs) -> Any:
         txn = self._client.transaction()
         match action:
             case CreateTopic():
@@ -226,9 +237,56 @@ class ZooKeeperWriter:
                     acl=self._acl,
                     sequence=True,
                 )
+                for broker in action.clear_broker_throttles:
+                    self._broker_rates(txn, broker, brokers.get(broker), None)
             case DeleteTopic():
                 txn.create(DeleteTopicZNode.path(action.topic), b"", acl=self._acl)
+            case Reassign():
+                txn.check(TopicZNode.path(action.topic), action.expected_version)
+                if action.config is not None:
+                    self._topic_config(txn, action.topic, action.config, action.config_expected_version)
+                if action.throttle_bytes_per_second is not None:
+                    for broker in action.brokers:
+                        self._broker_rates(txn, broker, brokers.get(broker), action.throttle_bytes_per_second)
+                txn.create(ReassignPartitionsZNode.path, _request_payload(action), acl=self._acl)
         return txn
+
+    def _topic_config(self, txn: Any, topic: str, config: Mapping[str, str], version: int | None) -> None:
+        """The override set at ``version`` (None: create it) and its notification."""
+        payload = TopicConfigZNode.encode(config)
+        if version is None:
+            txn.create(TopicConfigZNode.path(topic), payload, acl=self._acl)
+        else:
+            txn.set_data(TopicConfigZNode.path(topic), payload, version=version)
+        txn.create(
+            ConfigChangeZNode.prefix,
+            ConfigChangeZNode.encode_topic_change(topic),
+            acl=self._acl,
+            sequence=True,
+        )
+
+    def _broker_rates(
+        self, txn: Any, broker: int, read: tuple[dict[str, str], int] | str | None, rate: int | None
+    ) -> None:
+        """Set both throttle rates to ``rate`` (None: remove them) in the broker's dynamic configs as read,
+        keeping every other config, with a ``brokers/<id>`` notification; nothing when they already are so."""
+        config, version = read if isinstance(read, tuple) else ({}, None)
+        wanted = {k: v for k, v in config.items() if k not in BROKER_THROTTLE_RATES}
+        if rate is not None:
+            wanted.update(dict.fromkeys(BROKER_THROTTLE_RATES, str(rate)))
+        if wanted == config:
+            return
+        payload = BrokerConfigZNode.encode(wanted)
+        if version is None:
+            txn.create(BrokerConfigZNode.path(broker), payload, acl=self._acl)
+        else:
+            txn.set_data(BrokerConfigZNode.path(broker), payload, version=version)
+        txn.create(
+            ConfigChangeZNode.prefix,
+            ConfigChangeZNode.encode_broker_change(broker),
+            acl=self._acl,
+            sequence=True,
+        )
 
     def _ensure_parents(self, zk: BoundedClient, actions: Sequence[Action]) -> None:
         """Brokers create these at startup; Kafka's own writes create missing parents too. Empty parents are
@@ -242,6 +300,10 @@ class ZooKeeperWriter:
                     needed |= {TopicConfigsZNode.path, ConfigChangeZNode.path}
                 case DeleteTopic():
                     needed.add(DeleteTopicsZNode.path)
+                case Reassign():
+                    needed |= {TopicConfigsZNode.path, ConfigChangeZNode.path, "/config/brokers", "/admin"}
+            if isinstance(action, AlterConfig) and action.clear_broker_throttles:
+                needed.add("/config/brokers")
         for path in sorted(needed):
             if zk.call(partial(zk.client.exists_async, path), f"checking {path}") is not None:
                 continue
@@ -266,7 +328,13 @@ class ZooKeeperWriter:
         except ZnodeFormatError as error:
             return str(error)
 
-    def precheck(self, zk: BoundedClient, action: Action, reassigning: set[str] | str) -> KafkaError | None:
+    def precheck(
+        self,
+        zk: BoundedClient,
+        action: Action,
+        reassigning: set[str] | str,
+        brokers: BrokerConfigs | None = None,
+    ) -> KafkaError | None:
         """Rules the writer keeps even if a caller skipped the planner: they guard against damage, not style. A
         request too large for ZooKeeper would make it drop the connection, again at every resend, cutting every
         other commit in flight: it is refused here too."""
@@ -302,7 +370,10 @@ class ZooKeeperWriter:
                     return UnknownTopicOrPartitionError(
                         f"Topic `{action.topic}` to delete does not exist", field="topicName"
                     )
-        return None
+            case Reassign():
+                return _reassign_precheck(zk, action, brokers or {})
+        involved = action.clear_broker_throttles if isinstance(action, AlterConfig) else ()
+        return _unreadable_broker_config(action.topic, involved, brokers or {})
 
     @property
     def max_attempts(self) -> int:
@@ -322,10 +393,17 @@ class _Batch:
     on rounds) ends the loop; what is still pending then is NOT_WRITTEN or UNKNOWN.
     """
 
-    def __init__(self, writer: ZooKeeperWriter, zk: BoundedClient, actions: Sequence[Action]) -> None:
+    def __init__(
+        self,
+        writer: ZooKeeperWriter,
+        zk: BoundedClient,
+        actions: Sequence[Action],
+        brokers: BrokerConfigs | None = None,
+    ) -> None:
         self.writer = writer
         self.zk = zk
         self.actions = actions
+        self.brokers = brokers or {}
         self.results: list[WriteResult | None] = [None] * len(actions)
         self.sent = [0] * len(actions)
         self.to_send: deque[int] = deque()
@@ -348,7 +426,7 @@ class _Batch:
 
     def _precheck_all(self, reassigning: set[str] | str) -> None:
         for index, action in enumerate(self.actions):
-            rejection = self.writer.precheck(self.zk, action, reassigning)
+            rejection = self.writer.precheck(self.zk, action, reassigning, self.brokers)
             if rejection is not None:
                 self.results[index] = WriteResult(action, Outcome.REJECTED, rejection)
             else:
@@ -364,7 +442,9 @@ class _Batch:
                     raise self.zk.unavailable("writing")
                 index = self.to_send[0]
                 action = self.actions[index]
-                pending = self.zk.submit(partial(self.writer.commit, action), f"writing topic {action.topic}")
+                pending = self.zk.submit(
+                    partial(self.writer.commit, action, self.brokers), f"writing topic {action.topic}"
+                )
                 self.to_send.popleft()
                 self.sent[index] += 1
                 in_flight.append((index, pending))
@@ -430,6 +510,93 @@ class _Batch:
         self.unknown = []
 
 
+def _throttled_brokers(action: Action) -> tuple[int, ...]:
+    """The brokers whose dynamic configs the action writes throttle rates to, or removes them from."""
+    if isinstance(action, Reassign) and action.throttle_bytes_per_second is not None:
+        return action.brokers
+    if isinstance(action, AlterConfig):
+        return action.clear_broker_throttles
+    return ()
+
+
+def _read_broker_configs(zk: BoundedClient, actions: Sequence[Action]) -> BrokerConfigs:
+    """One batched read of every broker config the batch's throttle writes touch."""
+    wanted = sorted({b for action in actions for b in _throttled_brokers(action)})
+    answers = read_many(zk, [BrokerConfigZNode.path(b) for b in wanted])
+    configs: BrokerConfigs = {}
+    for broker in wanted:
+        answer = answers[BrokerConfigZNode.path(broker)]
+        if answer is None:
+            configs[broker] = None
+            continue
+        try:
+            configs[broker] = (BrokerConfigZNode.decode(broker, answer[0]), answer[1].version)
+        except ZnodeFormatError as error:
+            configs[broker] = str(error)
+    return configs
+
+
+def _unreadable_broker_config(
+    topic: str, involved: Sequence[int], brokers: BrokerConfigs
+) -> KafkaError | None:
+    problems = [problem for b in involved if isinstance(problem := brokers.get(b), str)]
+    if not problems:
+        return None
+    return AdminOperationError(
+        f"Topic {topic}: the replication throttle cannot be written, a broker config is not in a format Kafka "
+        f"writes ({'; '.join(problems)}).",
+        field="replicas",
+        stricter_than_kafka=True,
+    )
+
+
+def _reassign_precheck(zk: BoundedClient, action: Reassign, brokers: BrokerConfigs) -> KafkaError | None:
+    """Read at write time, whatever the plan saw: no reassignment running, every target broker registered, and
+    every moving partition online and fully in sync (``check_partitions_healthy``)."""
+    if is_internal(action.topic):
+        return AdminOperationError(
+            f"Topic {action.topic} is a Kafka internal topic: kafka-topic-operator never reassigns it.",
+            field="topicName",
+            stricter_than_kafka=True,
+        )
+    request = ReassignPartitionsZNode.path
+    if zk.call(lambda: zk.client.exists_async(request), f"checking {request}") is not None:
+        return ReassignmentInProgressError(
+            f"Topic {action.topic} cannot be reassigned: there is an existing assignment running "
+            f"({request} exists); one reassignment at a time.",
+            field="replicas",
+        )
+    ids = zk.call(lambda: zk.client.get_children_async(BrokerIdsZNode.path), "reading the brokers")
+    live = {int(i) for i in ids if i.isdigit()}
+    for move in action.moves:
+        if not live.issuperset(move.target):
+            return BrokerNotAvailableError(
+                f"Topic {action.topic} partition {move.partition}: target replicas {list(move.target)} name "
+                f"brokers that are not registered ({sorted(set(move.target) - live)}; registered: {sorted(live)}).",
+                field="replicas",
+                stricter_than_kafka=True,
+            )
+    paths = {m.partition: PartitionStateZNode.path(action.topic, m.partition) for m in action.moves}
+    answers = read_many(zk, list(paths.values()))
+    health: dict[int, Health | None] = {}
+    for partition, path in paths.items():
+        answer = answers[path]
+        try:
+            state = None if answer is None else PartitionStateZNode.decode(action.topic, partition, answer[0])
+        except ZnodeFormatError:
+            state = None
+        health[partition] = None if state is None else Health(state.leader, state.isr)
+    try:
+        check_partitions_healthy(action.topic, action.moves, health, live)
+    except KafkaError as unhealthy:
+        return unhealthy
+    return _unreadable_broker_config(action.topic, _throttled_brokers(action), brokers)
+
+
+def _request_payload(action: Reassign) -> bytes:
+    return ReassignPartitionsZNode.encode({action.topic: {m.partition: m.target for m in action.moves}})
+
+
 def _topic_payload_for_create(action: CreateTopic) -> bytes:
     return TopicZNode.encode(TopicZNodeData(action.assignment))
 
@@ -461,6 +628,12 @@ def _too_large(action: Action) -> KafkaError | None:
                 return None
             size = len(_topic_payload_for_growth(action))
             return too_large(action.topic, "its assignment znode", size, exact=True, field="partitions")
+        case Reassign():
+            size = len(_request_payload(action))
+            if action.config is not None:
+                size += len(TopicConfigZNode.encode(action.config))
+            what = f"the reassignment request of topic {action.topic}"
+            return too_large(action.topic, what, size, exact=True, field="replicas")
         case AlterConfig():
             if _surely_fits([], action.config):
                 return None
@@ -479,6 +652,8 @@ def _surely_fits(maps: Sequence[Mapping[int, Sequence[int]]], config: Mapping[st
 
 
 def _changed_path(action: Action) -> str:
+    if isinstance(action, Reassign):
+        return ReassignPartitionsZNode.path
     if isinstance(action, AlterConfig):
         return TopicConfigZNode.path(action.topic)
     if isinstance(action, DeleteTopic):
@@ -496,6 +671,17 @@ def _result_of(action: Action, answers: Sequence[object], *, retried: int = 0) -
     if isinstance(action, DeleteTopic) and isinstance(failure, NodeExistsError):
         marked = TopicAlreadyMarkedForDeletionError(f"topic {action.topic} is already marked for deletion")
         return WriteResult(action, Outcome.APPLIED, marked, retried=retried)
+    if (
+        isinstance(action, Reassign)
+        and isinstance(failure, NodeExistsError)
+        and answers.index(failure) == len(answers) - 1
+    ):
+        running = ReassignmentInProgressError(
+            f"Topic {action.topic} cannot be reassigned: there is an existing assignment running "
+            f"({ReassignPartitionsZNode.path} was created meanwhile); one reassignment at a time.",
+            field="replicas",
+        )
+        return WriteResult(action, Outcome.REJECTED, running, retried=retried)
     if isinstance(failure, (BadVersionError, NodeExistsError, NoNodeError)):
         detail = {
             BadVersionError: "its version moved",
@@ -548,3 +734,10 @@ def _verdict(action: Action, answer: tuple[bytes, Any] | None) -> _Verdict:
             raise WriteConflictError(action.topic, path, "its version moved")
         case DeleteTopic():
             return _Verdict.COMMITTED if answer is not None else _Verdict.NOT_COMMITTED
+        case Reassign():
+            if answer is None:
+                return _Verdict.NOT_COMMITTED
+            requested = ReassignPartitionsZNode.decode(answer[0]).get(action.topic, {})
+            if requested == {m.partition: m.target for m in action.moves}:
+                return _Verdict.COMMITTED
+            raise WriteConflictError(action.topic, path, "another reassignment was requested meanwhile")

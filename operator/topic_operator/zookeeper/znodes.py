@@ -23,6 +23,7 @@ from topic_operator.model import BROKER_IDS_PATH, REASSIGN_PARTITIONS_PATH, Part
 
 __all__ = [
     "AdminZNode",
+    "BrokerConfigZNode",
     "BrokerIdZNode",
     "BrokerRegistration",
     "BrokersZNode",
@@ -255,6 +256,28 @@ class TopicConfigZNode:
         return dict(config)
 
 
+class BrokerConfigZNode:
+    """``/config/brokers/<id>``: a broker's dynamic configs, in the topic config format (§14: the reassignment
+    throttle rates live here)."""
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"{ConfigZNode.path}/brokers/{broker_id}"
+
+    @staticmethod
+    def encode(config: Mapping[str, str]) -> bytes:
+        return config_payload(config)
+
+    @staticmethod
+    def decode(broker_id: int, data: bytes | None) -> dict[str, str]:
+        path = BrokerConfigZNode.path(broker_id)
+        payload = _loads(path, data)
+        config = payload.get("config", {})
+        if not isinstance(config, dict) or not all(isinstance(v, str) for v in config.values()):
+            raise ZnodeFormatError(path, f"field 'config' must be an object of strings, got {config!r}")
+        return dict(config)
+
+
 class ConfigChangeZNode:
     """Sequential change notifications: brokers re-read ``/config/<entity_path>`` when one appears."""
 
@@ -265,6 +288,11 @@ class ConfigChangeZNode:
     def encode_topic_change(topic: str) -> bytes:
         """Version 2, the format Kafka writes today."""
         return config_change_payload(topic)
+
+    @staticmethod
+    def encode_broker_change(broker_id: int) -> bytes:
+        """``brokers/<id>``: the broker re-reads its dynamic configs."""
+        return config_change_payload(str(broker_id), entity_type="brokers")
 
     @staticmethod
     def decode(path: str, data: bytes | None) -> str | None:
