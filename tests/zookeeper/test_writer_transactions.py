@@ -12,8 +12,10 @@ from topic_operator.kafka.errors import (
     TopicAlreadyMarkedForDeletionError,
     UnknownTopicOrPartitionError,
 )
-from topic_operator.plan import AddPartitions, AlterConfig, CreateTopic, DeleteTopic
+from topic_operator.kafka.reassignment import PartitionMove
+from topic_operator.plan import AddPartitions, AlterConfig, CreateTopic, DeleteTopic, Reassign
 from topic_operator.zookeeper.errors import NotAKafkaClusterError, WriteConflictError
+from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import Outcome, ZooKeeperWriter
 from topic_operator.zookeeper.znodes import ReassignPartitionsZNode
@@ -210,3 +212,63 @@ def test_a_path_that_is_not_a_kafka_cluster_is_never_written(zk: KazooClient) ->
     assert zk.get_children("/") == ["brokers"]
     assert zk.get_children("/brokers") == ["topics"]
     assert zk.get_children("/brokers/topics") == []
+
+
+def _online(client: KazooClient) -> None:
+    bring_partitions_online(client, read_cluster(client))
+
+
+def test_a_reassignment_planned_on_replicas_that_moved_since_is_a_conflict_with_nothing_written(
+    kafka_zk: KazooClient,
+) -> None:
+    writer = ZooKeeperWriter(kafka_zk)
+    writer.apply(ORDERS)
+    _online(kafka_zk)
+    read = read_cluster(kafka_zk).topics["orders"]
+    move = PartitionMove(1, (1, 2, 3), (4, 2, 3))
+    action = Reassign("orders", (move,), read.topic_znode_version, 1000, {"retention.ms": "1"}, 0)
+    kafka_zk.set("/brokers/topics/orders", kafka_zk.get("/brokers/topics/orders")[0])  # the version moves
+    before = notifications(kafka_zk)
+    [result] = writer.apply_all([action])
+    assert result.outcome is Outcome.CONFLICT
+    assert kafka_zk.exists("/admin/reassign_partitions") is None
+    assert kafka_zk.exists("/config/brokers/4") is None
+    assert znode_json(kafka_zk, "/config/topics/orders") == {
+        "version": 1,
+        "config": {"retention.ms": "1000", "cleanup.policy": "compact"},
+    }
+    assert notifications(kafka_zk) == before
+
+
+def test_a_reassignment_writes_kafkas_request_and_throttles_with_one_notification_each(
+    kafka_zk: KazooClient,
+) -> None:
+    writer = ZooKeeperWriter(kafka_zk)
+    writer.apply(ORDERS)
+    _online(kafka_zk)
+    kafka_zk.create("/config/brokers/2", b'{"version":1,"config":{"leader.replication.throttled.rate":"7"}}')
+    read = read_cluster(kafka_zk).topics["orders"]
+    move = PartitionMove(1, (1, 2, 3), (4, 2, 3))
+    config = {
+        "leader.replication.throttled.replicas": "1:1,1:2,1:3",
+        "follower.replication.throttled.replicas": "1:4",
+    }
+    action = Reassign("orders", (move,), read.topic_znode_version, 1000, config, read.config_znode_version)
+    assert writer.apply(action).outcome is Outcome.APPLIED
+    assert znode_json(kafka_zk, "/admin/reassign_partitions") == {
+        "version": 1,
+        "partitions": [{"topic": "orders", "partition": 1, "replicas": [4, 2, 3]}],
+    }
+    rates = {"leader.replication.throttled.rate": "1000", "follower.replication.throttled.rate": "1000"}
+    for broker in (1, 2, 3, 4):
+        assert znode_json(kafka_zk, f"/config/brokers/{broker}") == {"version": 1, "config": rates}
+    assert notifications(kafka_zk) == [
+        {"version": 2, "entity_path": entity}
+        for entity in ("topics/orders", "brokers/1", "brokers/2", "brokers/3", "brokers/4")
+    ]
+    # a second one while the first runs is refused, in Kafka's words, with nothing written
+    again = Reassign("orders", (PartitionMove(0, (0, 1, 2), (5, 1, 2)),), read.topic_znode_version)
+    [result] = writer.apply_all([again])
+    assert result.outcome is Outcome.REJECTED
+    assert isinstance(result.error, ReassignmentInProgressError)
+    assert "there is an existing assignment running" in str(result.error)
