@@ -2,8 +2,9 @@
 
 It starts ZooKeeper from Debian's package (installing nothing: if Java or the package is missing it says what to
 install and stops), registers six brokers exactly as brokers register, applies ``manifests/examples``, and
-shows the plan, the apply, a describe, a rejected partition decrease, a config change and a second apply that
-changes nothing, then stops everything it started. Every line printed is computed by the engine.
+shows the plan, the apply, a describe, a rejected partition decrease, a config change, a second apply that
+changes nothing, and a replication factor change carried out by a throttled partition reassignment (the simulated
+controller plays Kafka's part), then stops everything it started. Every line printed is computed by the engine.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,7 +23,7 @@ from kazoo.client import KazooClient
 from topic_operator.describe import describe_lines
 from topic_operator.export import cluster_document, export_cluster
 from topic_operator.manifests import load_manifests, load_objects
-from topic_operator.model import ApplyMode, ClusterSpec, TopicSpec
+from topic_operator.model import ApplyMode, ClusterSpec, ReassignmentPolicy, TopicSpec
 from topic_operator.plan_output import render_plan_text
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
@@ -29,14 +31,20 @@ from topic_operator.zookeeper.local_server import LocalZooKeeper
 from topic_operator.zookeeper.simulated_brokers import (
     bootstrap_cluster,
     bring_partitions_online,
+    carry_out_reassignments,
     register_brokers,
 )
 from topic_operator.zookeeper.snapshot import read_cluster
-from topic_operator.zookeeper.znodes import ConfigChangeZNode
+from topic_operator.zookeeper.znodes import BrokerConfigZNode, ConfigChangeZNode, ReassignPartitionsZNode
 
 RACKS = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
 CHROOT = "/kafka"
 DEFAULT_EXAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "examples"
+REASSIGNED_TOPIC = "orders.replay"
+"""The topic the reassignment step creates with one replica and then takes to three (``orders`` prefix: one the
+example cluster allows)."""
+THROTTLE = 10485760
+"""The reassignment step's ``spec.reassignment.throttleBytesPerSecond`` (10 MiB/s)."""
 MISSING_SOFTWARE = (
     "kto demo needs Java and Debian's zookeeper package; nothing was started. "
     "Install them with `make demo` (or: apt-get install zookeeper)."
@@ -125,6 +133,93 @@ def _show_export(out: TextIO, client: KazooClient, reconciler: Reconciler, clust
     )
 
 
+def _describe(out: TextIO, client: KazooClient, topic: str) -> None:
+    for line in describe_lines(read_cluster(client, partition_states=True), [topic]):
+        out.write(line.replace("\t", "  ") + "\n")
+
+
+def _broker_throttles(out: TextIO, client: KazooClient) -> None:
+    """The brokers' dynamic configs (``/config/brokers/<id>``, where the throttle rates live), one line per
+    distinct set."""
+    ids = client.get_children("/config/brokers") if client.exists("/config/brokers") else []
+    by_config: dict[str, list[int]] = {}
+    for broker in sorted(int(b) for b in ids):
+        config = BrokerConfigZNode.decode(broker, client.get(BrokerConfigZNode.path(broker))[0])
+        shown = ", ".join(f"{k}={v}" for k, v in sorted(config.items())) or "no dynamic configs"
+        by_config.setdefault(shown, []).append(broker)
+    for shown, brokers in by_config.items():
+        out.write(f"  brokers {', '.join(map(str, brokers))} (/config/brokers/<id>): {shown}\n")
+
+
+def _topic_lines(text: str, topic: str) -> list[str]:
+    """One topic's lines of a rendered plan: its own line and the indented ones under it."""
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line[2:].startswith(f"topic {topic}:"))
+    return [lines[first], *takewhile(lambda line: line.startswith("    "), lines[first + 1 :])]
+
+
+def _show_reassignment(
+    out: TextIO, client: KazooClient, brokers: KazooClient, cluster: ClusterSpec, topics: list[TopicSpec]
+) -> None:
+    """A replication factor change, 1 -> 3, on a cluster that enables reassignment with a throttle: the plan,
+    the one transaction that starts it, ``describe`` while the controller moves the replicas, and the apply that
+    removes the throttles once it is done (what ``kto apply --wait`` and the operator's timer do)."""
+    single = TopicSpec(cluster.name, REASSIGNED_TOPIC, partitions=3, replicas=1, source="kto demo")
+    _heading(
+        out, f"a replication factor change by partition reassignment: {REASSIGNED_TOPIC}, 1 -> 3 replicas"
+    )
+    out.write(f"  kto apply --yes with {REASSIGNED_TOPIC} declared: 3 partitions, replicas: 1\n")
+    _report(out, Reconciler(client, cluster).apply([*topics, single]))
+    bring_partitions_online(brokers, read_cluster(client))
+    _describe(out, client, REASSIGNED_TOPIC)
+
+    tripled = [*topics, replace(single, replicas=3)]
+    refused = Reconciler(client, cluster).plan(tripled).for_topic(REASSIGNED_TOPIC)
+    out.write(
+        f"  replicas: 3 on KafkaCluster {cluster.name} as manifests/examples has it (reassignment.enabled: false):\n"
+    )
+    for error in refused.rejections if refused is not None else ():
+        out.write(f"    {error.kafka_class.rsplit('.', 1)[-1]}: {error.message}\n")
+
+    enabled = replace(cluster, reassignment=ReassignmentPolicy(True, THROTTLE))
+    reconciler = Reconciler(client, enabled)
+    _heading(
+        out,
+        f"kto plan with spec.reassignment {{enabled: true, throttleBytesPerSecond: {THROTTLE}}} "
+        f"on KafkaCluster {cluster.name}",
+    )
+    out.write(render_plan_text(reconciler.plan(tripled)))
+
+    _heading(out, "kto apply --yes: one transaction writes the throttles and /admin/reassign_partitions")
+    _report(out, reconciler.apply(tripled))
+    request = json.loads(client.get(ReassignPartitionsZNode.path)[0])
+    out.write(f"  {ReassignPartitionsZNode.path}: {json.dumps(request)}\n")
+    _broker_throttles(out, client)
+
+    started = carry_out_reassignments(brokers, finish=False)
+    _heading(out, f"kto describe {REASSIGNED_TOPIC} while the controller moves its {started} partitions")
+    _describe(out, client, REASSIGNED_TOPIC)
+    out.write("  kto plan -v meanwhile:\n")
+    for line in _topic_lines(
+        render_plan_text(reconciler.plan(tripled), show_unchanged=True), REASSIGNED_TOPIC
+    ):
+        out.write(f"  {line}\n")
+    again = reconciler.apply(tripled)
+    out.write(f"  kto apply --yes meanwhile: {again.writes} writes; the throttles stay while it runs\n")
+
+    carry_out_reassignments(brokers, finish=True)
+    _heading(out, f"kto describe {REASSIGNED_TOPIC} once the controller has finished")
+    _describe(out, client, REASSIGNED_TOPIC)
+
+    _heading(
+        out, "kto apply --yes after it (what --wait and the operator's timer do): the throttles are removed"
+    )
+    out.write(render_plan_text(reconciler.plan(tripled)))
+    _report(out, reconciler.apply(tripled))
+    _describe(out, client, REASSIGNED_TOPIC)
+    _broker_throttles(out, client)
+
+
 def _run(
     out: TextIO, server: LocalZooKeeper, brokers: KazooClient, declared: ClusterSpec, topics: list[TopicSpec]
 ) -> None:
@@ -146,8 +241,7 @@ def _run(
 
         biggest = max((t for t in topics if t.mode is ApplyMode.APPLY), key=lambda t: t.partitions)
         _heading(out, f"kto describe {biggest.name}")
-        for line in describe_lines(read_cluster(client, partition_states=True), [biggest.name]):
-            out.write(line.replace("\t", "  ") + "\n")
+        _describe(out, client, biggest.name)
 
         _heading(out, f"a decrease is rejected as Kafka rejects it: {biggest.name} to 4 partitions")
         before = client.exists(f"/brokers/topics/{biggest.name}").version
@@ -170,6 +264,7 @@ def _run(
         again = reconciler.apply(changed)
         out.write(f"  {again.writes} writes; {len(again.results)} topics unchanged\n")
 
+        _show_reassignment(out, client, brokers, cluster, changed)
         _show_export(out, client, reconciler, cluster)
     finally:
         close_client(client)
