@@ -231,9 +231,6 @@ def _apply(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         else:
             report = reconciler.apply(topics, state=state)
-        waited = None
-        if args.wait and report is not None:
-            waited = _wait_for_reassignments(client, reconciler, topics, report, args)
     results = report.results if report is not None else ()
     if args.output == "json":
         document = {
@@ -261,6 +258,11 @@ def _apply(args: argparse.Namespace) -> int:
         print(_apply_summary(report) if report is not None else "apply: nothing to change")
     if report is not None and report.interrupted:
         print(f"kto apply: stopped: {report.interrupted}; {_outcome_counts(report)}", file=sys.stderr)
+    waited = None
+    if args.wait and report is not None:
+        with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
+            reconciler = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline)
+            waited = _wait_for_reassignments(client, reconciler, topics, report, args)
     failed = any(
         r.outcome not in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED) for r in results
     )
@@ -272,8 +274,10 @@ def _wait_for_reassignments(
 ) -> bool | None:
     """``kto apply --wait``: follow the reassignments this apply started until Kafka's controller has finished
     them (the request znode gone and the topic znodes' adding/removing maps empty), printing a progress line
-    whenever it changes, then apply once more, which removes the throttles as ``--verify`` does. None when
-    nothing was reassigned; False when the wait timed out (the throttles then stay until a later apply)."""
+    whenever it changes, then apply those topics once more, which removes the throttles as ``--verify`` does.
+    Everything it says goes to stderr, after apply's own output, so ``-o json`` stays one document. None when
+    nothing was reassigned; False when the wait timed out (the throttles then stay until a later apply) or the
+    clean-up was not applied."""
     import time
 
     from topic_operator.plan import Reassign
@@ -317,10 +321,11 @@ def _wait_for_reassignments(
         time.sleep(min(1.0, max(give_up - time.monotonic(), 0.0)))
     cleanup = reconciler.apply([spec for spec in topics if spec.name in started])  # only what was confirmed
     for result in cleanup.results:
-        if result.outcome is TopicOutcome.APPLIED:
-            print(
-                f"{result.topic}: throttles removed" if _clears(result.plan) else f"{result.topic}: applied"
-            )
+        if result.outcome is not TopicOutcome.UNCHANGED:
+            done = "throttles removed" if _clears(result.plan) else result.outcome.value.replace("_", " ")
+            print(f"{result.topic}: {done}", file=sys.stderr)
+            for error in result.errors:
+                print(f"    {error}", file=sys.stderr)
     return all(r.outcome in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED) for r in cleanup.results)
 
 

@@ -263,8 +263,38 @@ def plan(
     plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
     if actual.kraft_migration is not None:
         plans = [_no_writes(p, settings.name, actual.kraft_migration) if p.actions else p for p in plans]
+    plans = _keep_rates_a_new_reassignment_needs(plans)
     declared = frozenset(by_name) | {spec.name for spec in removed}
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), actual.topics, declared)
+
+
+def _keep_rates_a_new_reassignment_needs(plans: list[TopicPlan]) -> list[TopicPlan]:
+    """A finished reassignment's rates are removed (``AlterConfig.clear_broker_throttles``) except on the brokers
+    a reassignment started in the same plan throttles: both transactions read the broker configs before either
+    commits, so the removal could otherwise land after the new rates and leave the new moves unthrottled."""
+    needed = {
+        b
+        for p in plans
+        for a in p.actions
+        if isinstance(a, Reassign) and a.throttle_bytes_per_second is not None
+        for b in a.brokers
+    }
+    if not needed:
+        return plans
+    kept: list[TopicPlan] = []
+    for topic_plan in plans:
+        actions = tuple(
+            dataclasses.replace(
+                a, clear_broker_throttles=tuple(b for b in a.clear_broker_throttles if b not in needed)
+            )
+            if isinstance(a, AlterConfig) and a.clear_broker_throttles
+            else a
+            for a in topic_plan.actions
+        )
+        kept.append(
+            dataclasses.replace(topic_plan, actions=actions) if actions != topic_plan.actions else topic_plan
+        )
+    return kept
 
 
 def plan_topic(
@@ -741,7 +771,9 @@ def _with_throttles(config: Mapping[str, str], reassign: Reassign) -> dict[str, 
     if reassign.throttle_bytes_per_second is None:
         return dict(config)
     leaders, followers = throttled_replicas(reassign.moves)
-    return {**config, THROTTLED_REPLICAS_KEYS[0]: leaders, THROTTLED_REPLICAS_KEYS[1]: followers}
+    lists = {THROTTLED_REPLICAS_KEYS[0]: leaders, THROTTLED_REPLICAS_KEYS[1]: followers}
+    without = {k: v for k, v in config.items() if k not in THROTTLED_REPLICAS_KEYS}
+    return {**without, **{k: v for k, v in lists.items() if v}}  # a decrease adds no follower: no empty list
 
 
 def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPartitions:

@@ -15,7 +15,7 @@ from topic_operator.kafka.errors import (
 )
 from topic_operator.kafka.reassignment import PartitionMove
 from topic_operator.model import ReassignmentPolicy, TopicSpec, TopicState
-from topic_operator.plan import AlterConfig, Change, Plan, Reassign, TopicPlan, TopicStatus, plan_topic
+from topic_operator.plan import AlterConfig, Change, Plan, Reassign, TopicPlan, TopicStatus, plan, plan_topic
 from topic_operator.plan_output import plan_to_dict, render_plan_text
 
 ENABLED = cluster_spec(reassignment=ReassignmentPolicy(enabled=True))
@@ -222,3 +222,33 @@ def test_the_plan_shows_each_move_in_text_and_json() -> None:
         }
     ]
     assert action["throttle_bytes_per_second"] == 1000
+
+
+def test_a_finished_reassignments_rates_stay_on_the_brokers_a_new_one_throttles() -> None:
+    done = existing("done", {0: (0, 1, 2)}, dict(THROTTLE_LISTS))
+    declared = [spec("done", 1, 3), spec("t", 1, 3, assignment={0: (3, 0, 1)})]
+    whole = plan(declared, cluster_state(done, existing("t", {0: (3,)})), THROTTLED)
+    cleanup, start = whole.topics
+    [reassign] = start.actions
+    [alter] = cleanup.actions
+    assert isinstance(reassign, Reassign)
+    assert isinstance(alter, AlterConfig)
+    assert reassign.brokers == (0, 1, 3)
+    assert alter.clear_broker_throttles == (2,)  # 0 and 1 keep the rates the new moves need
+
+
+def test_a_throttled_decrease_writes_no_empty_follower_list() -> None:
+    state = cluster_state(existing("t", {0: (0, 1, 2)}))
+    action = _only_reassign(plan_topic(spec("t", 1, 2), state, THROTTLED))
+    assert action.config == {"leader.replication.throttled.replicas": "0:0,0:1,0:2"}
+
+
+def test_waiting_for_a_running_reassignment_is_reported_as_reassigning_not_as_final() -> None:
+    from topic_operator.k8s.conditions import Reason
+    from topic_operator.k8s.status import rejection_reason
+
+    running = existing("other", {0: (1, 2, 0)}, adding={0: (0,)})
+    result = plan_topic(spec("t", 3, 3), cluster_state(existing("t", ONE), running), ENABLED)
+    assert rejection_reason(result.rejections, exists=True) is Reason.REASSIGNING
+    growing = plan_topic(spec("other", 2, 3), cluster_state(running), ENABLED)
+    assert rejection_reason(growing.rejections, exists=True) is Reason.REASSIGNING

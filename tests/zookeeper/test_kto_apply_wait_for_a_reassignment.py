@@ -67,8 +67,13 @@ def test_without_wait_apply_returns_at_once_and_describe_shows_the_move(
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("output", [(), ("-o", "json")], ids=["text", "json"])
 def test_wait_follows_the_controller_then_removes_the_throttles(
-    tmp_path: Path, kafka_zk: KazooClient, zk_chroot: ZkChroot, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    kafka_zk: KazooClient,
+    zk_chroot: ZkChroot,
+    capsys: pytest.CaptureFixture[str],
+    output: tuple[str, ...],
 ) -> None:
     connect = zk_chroot.connect_string
     _created(tmp_path, kafka_zk, connect, capsys)
@@ -85,14 +90,18 @@ def test_wait_follows_the_controller_then_removes_the_throttles(
     thread.start()
     try:
         three = str(_manifests(tmp_path / "three.yaml", 3))
-        code, out, err = kto(capsys, "apply", "-f", three, "--zookeeper", connect, "--yes", "--wait")
+        code, out, err = kto(capsys, "apply", "-f", three, "--zookeeper", connect, "--yes", "--wait", *output)
     finally:
         stop.set()
         thread.join(5)
     assert code == 0, err
     assert "reassigning: orders: 2 of 2 partitions moving" in err
     assert "reassignment done: orders" in err
-    assert "orders: throttles removed" in out
+    if output:  # stdout stays one JSON document: the wait speaks on stderr
+        assert [r["outcome"] for r in json.loads(out)["results"]] == ["applied"]
+    else:
+        assert "orders: applied" in out
+    assert err.index("reassignment done: orders") < err.index("orders: throttles removed")
     topic = read_cluster(kafka_zk).topics["orders"]
     assert topic.replication_factor == 3
     assert topic.config == {}

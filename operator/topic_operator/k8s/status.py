@@ -51,7 +51,6 @@ _MAX_CHANGES_SHOWN: Final = 8
 _NOT_SUPPORTED: Final = (
     InvalidReplicationFactorError,
     InvalidReplicaAssignmentError,
-    ReassignmentInProgressError,
 )
 """Refusals of an existing topic's change that Kafka would do by a reassignment, which this project never does."""
 
@@ -101,10 +100,13 @@ def plan_items(topic_plan: TopicPlan | None, *, pending: bool) -> list[dict[str,
 
 def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
     """NotSupported for what Kafka would do by a reassignment (replication factor, moving replicas) on an existing
-    topic; KRaftMigration when the cluster is migrating to KRaft; Invalid for everything else Kafka or the CRD
-    refuses."""
+    topic where the cluster does not enable it; Reassigning when the change waits for a running reassignment
+    (this topic's or another's: Kafka runs one at a time); KRaftMigration when the cluster is migrating to KRaft;
+    Invalid for everything else Kafka or the CRD refuses."""
     if any(isinstance(e, ClusterMigratingToKraftError) for e in errors):
         return Reason.KRAFT_MIGRATION
+    if exists and any(isinstance(e, ReassignmentInProgressError) for e in errors):
+        return Reason.REASSIGNING  # waits for a running reassignment: retried by the timer, never final
     if exists and any(isinstance(e, _NOT_SUPPORTED) for e in errors):
         return Reason.NOT_SUPPORTED
     return Reason.INVALID
