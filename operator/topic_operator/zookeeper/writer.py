@@ -226,17 +226,7 @@ class ZooKeeperWriter:
                     version=action.expected_version,
                 )
             case AlterConfig():
-                config = TopicConfigZNode.encode(action.config)
-                if action.expected_version is None:
-                    txn.create(TopicConfigZNode.path(action.topic), config, acl=self._acl)
-                else:
-                    txn.set_data(TopicConfigZNode.path(action.topic), config, version=action.expected_version)
-                txn.create(
-                    ConfigChangeZNode.prefix,
-                    ConfigChangeZNode.encode_topic_change(action.topic),
-                    acl=self._acl,
-                    sequence=True,
-                )
+                self._topic_config(txn, action.topic, action.config, action.expected_version)
                 for broker in action.clear_broker_throttles:
                     self._broker_rates(txn, broker, brokers.get(broker), None)
             case DeleteTopic():
@@ -252,18 +242,20 @@ class ZooKeeperWriter:
         return txn
 
     def _topic_config(self, txn: Any, topic: str, config: Mapping[str, str], version: int | None) -> None:
-        """The override set at ``version`` (None: create it) and its notification."""
-        payload = TopicConfigZNode.encode(config)
+        """The topic's override set at ``version`` (None: create it) and its ``topics/<t>`` notification."""
+        payload, notification = TopicConfigZNode.encode(config), ConfigChangeZNode.encode_topic_change(topic)
+        self._config_znode(txn, TopicConfigZNode.path(topic), payload, version, notification)
+
+    def _config_znode(
+        self, txn: Any, path: str, payload: bytes, version: int | None, notification: bytes
+    ) -> None:
+        """A config znode written at ``version`` (None: created) and the change notification that makes brokers
+        apply it: the two always go together, or a broker would not see the change until its next restart."""
         if version is None:
-            txn.create(TopicConfigZNode.path(topic), payload, acl=self._acl)
+            txn.create(path, payload, acl=self._acl)
         else:
-            txn.set_data(TopicConfigZNode.path(topic), payload, version=version)
-        txn.create(
-            ConfigChangeZNode.prefix,
-            ConfigChangeZNode.encode_topic_change(topic),
-            acl=self._acl,
-            sequence=True,
-        )
+            txn.set_data(path, payload, version=version)
+        txn.create(ConfigChangeZNode.prefix, notification, acl=self._acl, sequence=True)
 
     def _broker_rates(
         self, txn: Any, broker: int, read: tuple[dict[str, str], int] | str | None, rate: int | None
@@ -276,17 +268,11 @@ class ZooKeeperWriter:
             wanted.update(dict.fromkeys(BROKER_THROTTLE_RATES, str(rate)))
         if wanted == config:
             return
-        payload = BrokerConfigZNode.encode(wanted)
-        if version is None:
-            txn.create(BrokerConfigZNode.path(broker), payload, acl=self._acl)
-        else:
-            txn.set_data(BrokerConfigZNode.path(broker), payload, version=version)
-        txn.create(
-            ConfigChangeZNode.prefix,
+        payload, notification = (
+            BrokerConfigZNode.encode(wanted),
             ConfigChangeZNode.encode_broker_change(broker),
-            acl=self._acl,
-            sequence=True,
         )
+        self._config_znode(txn, BrokerConfigZNode.path(broker), payload, version, notification)
 
     def _ensure_parents(self, zk: BoundedClient, actions: Sequence[Action]) -> None:
         """Brokers create these at startup; Kafka's own writes create missing parents too. Empty parents are

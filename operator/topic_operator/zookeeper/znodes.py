@@ -242,18 +242,22 @@ class TopicConfigZNode:
 
     @staticmethod
     def decode(topic: str, data: bytes | None) -> dict[str, str]:
-        path = TopicConfigZNode.path(topic)
-        payload = _loads(path, data)
-        config = payload.get("config", {})
-        if not isinstance(config, dict):
-            raise ZnodeFormatError(path, f"field 'config' must be an object, got {config!r}")
-        for key, value in config.items():
-            if not isinstance(value, str):
-                raise ZnodeFormatError(
-                    path,
-                    f"config {key!r} is {value!r}, not a JSON string; brokers fail to start on such a znode",
-                )
-        return dict(config)
+        return _decode_config(TopicConfigZNode.path(topic), data)
+
+
+def _decode_config(path: str, data: bytes | None) -> dict[str, str]:
+    """``{"version":1,"config":{...}}`` of a topic's or a broker's dynamic configs, string values only."""
+    payload = _loads(path, data)
+    config = payload.get("config", {})
+    if not isinstance(config, dict):
+        raise ZnodeFormatError(path, f"field 'config' must be an object, got {config!r}")
+    for key, value in config.items():
+        if not isinstance(value, str):
+            raise ZnodeFormatError(
+                path,
+                f"config {key!r} is {value!r}, not a JSON string; brokers fail to start on such a znode",
+            )
+    return dict(config)
 
 
 class BrokerConfigZNode:
@@ -270,12 +274,7 @@ class BrokerConfigZNode:
 
     @staticmethod
     def decode(broker_id: int, data: bytes | None) -> dict[str, str]:
-        path = BrokerConfigZNode.path(broker_id)
-        payload = _loads(path, data)
-        config = payload.get("config", {})
-        if not isinstance(config, dict) or not all(isinstance(v, str) for v in config.values()):
-            raise ZnodeFormatError(path, f"field 'config' must be an object of strings, got {config!r}")
-        return dict(config)
+        return _decode_config(BrokerConfigZNode.path(broker_id), data)
 
 
 class ConfigChangeZNode:
