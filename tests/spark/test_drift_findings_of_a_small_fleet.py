@@ -11,7 +11,8 @@ from topic_operator.drift.kinds import FINDING_COLUMNS, Kind
 
 REJECTED_RF = (
     "InvalidReplicationFactorException: Changing the replication factor of topic audit from 2 to 3 is not "
-    "supported: Kafka changes replicas only by partition reassignment."
+    "supported: Kafka changes replicas only by partition reassignment; kafka-topic-operator does that through "
+    "Kafka's partition reassignment once KafkaCluster east sets spec.reassignment.enabled: true."
 )
 DECREASE = (
     "InvalidPartitionsException: The number of partitions for a topic can only be increased. Topic clicks "

@@ -28,7 +28,7 @@ from topic_operator.zookeeper.local_server import LocalZooKeeper
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-RUN_TIMEOUT = 120.0
+RUN_TIMEOUT = 240.0
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def _executors_that_ran(standalone: StandaloneCluster) -> set[str]:
     }
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(420)
 def test_snapshots_on_the_cluster_equal_local(
     spark: SparkSession, standalone: StandaloneCluster, tmp_path: Path
 ) -> None:
@@ -99,7 +99,7 @@ def test_snapshots_on_the_cluster_equal_local(
     assert _executors_that_ran(standalone) == {"worker-0", "worker-1"}
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(420)
 def test_live_collection_runs_on_the_workers(
     spark: SparkSession,
     standalone: StandaloneCluster,
