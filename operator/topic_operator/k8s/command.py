@@ -156,9 +156,11 @@ async def operate(
     from topic_operator.k8s.handlers import build_kopf_settings, build_registry
     from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
     from topic_operator.k8s.liveness import Liveness
+    from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
     from topic_operator.k8s.serving import serve, serve_health
     from topic_operator.manifest_limits import LimitSettingError, limits_from_environment
 
+    limit_malloc_arenas()  # before the operator's threads start (see the module)
     priority = (
         settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
     )
