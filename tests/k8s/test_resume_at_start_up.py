@@ -33,10 +33,12 @@ def test_a_settled_topic_resumes_for_free_and_the_drift_check_reverts_what_chang
         kafka_zk.set(TopicConfigZNode.path("orders"), TopicConfigZNode.encode({"retention.ms": "5"}))
         del paused["metadata"]["annotations"]["kto.dev/paused"]
 
-        validations = len(world.ctx.validations)
+        uid = orders["metadata"]["uid"]
+        validated = world.ctx.validations.get(uid)
+        assert validated is not None
         settled = await world.topic_resumed(orders)
         assert dict(settled) == {}  # nothing to write
-        assert len(world.ctx.validations) == validations  # nor validated again
+        assert world.ctx.validations.get(uid) is validated  # nor validated again
         unsettled = await world.topic_resumed(paused)
         assert dict(unsettled) != {}
         assert ready(paused)["reason"] == "Created"

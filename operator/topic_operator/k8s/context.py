@@ -54,8 +54,11 @@ class OperatorContext:
         self.claims = ClaimIndex()
         """Every KafkaTopic's claim, by topic name, kept by the KafkaTopic watch handler; complete once
         ``readiness.listed("kafkatopics")`` returns."""
-        self.validations: Lru[tuple[object, ...], tuple[TopicSpec | None, tuple[str, ...]]] = Lru(50_000)
-        """Each KafkaTopic spec version's validation (see ``topics.validate_topic``)."""
+        self.validations: Lru[object, tuple[tuple[object, ...], TopicSpec | None, tuple[str, ...]]] = Lru(
+            50_000
+        )
+        """Each KafkaTopic's (by uid) latest validation and the spec versions it holds for (see
+        ``topics.validate_topic``)."""
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
         """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
         (Kafka version, topic prefixes) even while their cluster is unreachable."""

@@ -132,14 +132,16 @@ def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[Topic
     version and topic prefixes when that KafkaCluster is known.
 
     Validation (the CRD schema, the CEL rules, Kafka's rules) depends only on the two specs, so its result is
-    kept per (KafkaTopic, KafkaCluster) spec version: the echo of a status write, a resume or a drift check
-    does not validate the same spec again."""
+    kept with the (KafkaTopic, KafkaCluster) spec versions it was computed for: the echo of a status write, a
+    resume or a drift check does not validate the same spec again. One entry per KafkaTopic, its latest: an
+    older version is never asked for again."""
     namespace, name, cluster, _ = _names(body)
     cluster_body = ctx.cluster_bodies.get((namespace, cluster))
-    key = (*_version(body), *_version(cluster_body))
-    known = None if None in key[:2] else ctx.validations.get(key)
-    if known is not None:
-        return known[0], list(known[1])
+    uid, generation = _version(body)
+    version = (generation, *_version(cluster_body))
+    known = None if uid is None or generation is None else ctx.validations.get(uid)
+    if known is not None and known[0] == version:
+        return known[1], list(known[2])
     objects = [cluster_body, body] if cluster_body is not None else [body]
     manifests = load_objects(objects, origin=f"{namespace}/{name}", limits=ctx.manifest_limits)
     errors = [
@@ -148,8 +150,10 @@ def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[Topic
         if e.kind in ("KafkaTopic", "")
     ]
     spec = manifests.topics[0] if manifests.topics and not errors else None
-    if None not in key[:2]:
-        ctx.validations.put(key, (spec, tuple(errors)))
+    if uid is not None and generation is not None:
+        ctx.validations.put(
+            uid, (version, spec, tuple(errors))
+        )  # one entry per KafkaTopic: its latest version
     return spec, errors
 
 
