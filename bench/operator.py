@@ -195,6 +195,7 @@ class Phases:
             "operator writes": operator_writes,
             "writes per event": round(sum(operator_writes.values()) / max(events, 1), 2),
             "peak RSS MB so far": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "RSS MB now": _rss_now_mb(),
         }
         self.rows.append(row)
         print(json.dumps(row), flush=True)
@@ -368,14 +369,20 @@ def _print_summary(phases: Phases, peak: float, updated: int, topics: int) -> No
     print()
     print(
         f"{'phase':<10}{'events':>8}{'wall s':>9}{'settled s':>11}{'CPU s':>8}{'ms/event':>10}{'writes/ev':>11}"
-        f"{'peak MB':>9}  writes"
+        f"{'peak MB':>9}{'now MB':>8}  writes"
     )
     for row in phases.rows:
         print(f"{row['phase']:<10}{row['events']:>8}{row['wall s']:>9}{row['settled after last request s']:>11}"
               f"{row['operator CPU s']:>8}{row['CPU per event ms']:>10}{row['writes per event']:>11}"
-              f"{row['peak RSS MB so far']:>9}  {row['operator writes']}")  # fmt: skip
+              f"{row['peak RSS MB so far']:>9}{row['RSS MB now']:>8}  {row['operator writes']}")  # fmt: skip
     print(f"peak RSS of the operator process: {peak:.0f} MB (target <= {TARGETS['peak RSS MB']:g} MB)")
     print(f"topics whose config znode has the updated value: {updated} of {topics}")
+
+
+def _rss_now_mb() -> int:
+    """This process's resident memory now (the peak says only the highest point): what stays after a phase."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20)
 
 
 _PEAK: list[Any] = [None, 0]
