@@ -33,7 +33,7 @@ from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
 from topic_operator.k8s.ownership import ClusterKey, claim_of, cluster_identity, declared_topics
-from topic_operator.k8s.persistence import configure_persistence
+from topic_operator.k8s.persistence import STATUS_FIELD, configure_persistence
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
 from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, reconcile_topic, settled_at_resume
@@ -64,6 +64,20 @@ def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
     """kopf's bodies are live views; the engine and the indices get plain, detached dicts and lists, with the
     containers read before validation in shape (``bodies.shaped``)."""
     return shaped(_detached(body))
+
+
+_NOT_KEPT: Final = {"metadata": "managedFields", "status": STATUS_FIELD}
+"""What the drift timer never reads of a kept body: the API server's field ownership records (kilobytes per
+object on a real API server) and kopf's own records in the status (a copy of the spec)."""
+
+
+def _kept_for_drift(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The plain body a claim carries for the drift timer, one per KafkaTopic for as long as it exists: without
+    ``_NOT_KEPT``, which is never copied."""
+    slim = dict(body)
+    for part, field in _NOT_KEPT.items():
+        slim[part] = {k: v for k, v in mapping(body.get(part)).items() if k != field}
+    return _plain(slim)
 
 
 def _context(memo: Any) -> OperatorContext:
@@ -141,7 +155,7 @@ async def topic_event(body: kopf.Body, memo: Any, type: str | None, **_: Any) ->
     if not isinstance(ctx, OperatorContext):
         return
     metadata = mapping(body.get("metadata"))
-    claim = None if type == "DELETED" else claim_of(body, keep=_plain(body))
+    claim = None if type == "DELETED" else claim_of(body, keep=_kept_for_drift(body))
     if claim is not None:
         ctx.claims.put(claim)
     else:
