@@ -660,7 +660,7 @@ def _result_of(action: Action, answers: Sequence[object], *, retried: int = 0) -
     if (
         isinstance(action, Reassign)
         and isinstance(failure, NodeExistsError)
-        and answers.index(failure) == len(answers) - 1
+        and answers[-1] is failure  # the request, the transaction's last operation
     ):
         running = ReassignmentInProgressError(
             f"Topic {action.topic} cannot be reassigned: there is an existing assignment running "
