@@ -20,8 +20,8 @@ DECREASE = (
 )
 PINNED = (
     "InvalidReplicaAssignmentException: replicaAssignment moves existing partitions [0] of topic pinned: "
-    "changing the replicas of existing partitions needs a partition reassignment, which kafka-topic-operator "
-    "does not do."
+    "changing the replicas of existing partitions needs a partition reassignment; kafka-topic-operator does "
+    "that through Kafka's partition reassignment once KafkaCluster east sets spec.reassignment.enabled: true."
 )
 
 EXPECTED = [
