@@ -53,7 +53,7 @@ from topic_operator.drift.kinds import (
     skew_bounds,
 )
 from topic_operator.drift.planning import TopicFacts
-from topic_operator.model import ClusterState, TopicSpec, TopicState
+from topic_operator.model import Broker, ClusterState, TopicSpec, TopicState
 
 __all__ = [
     "DECLARATION_KINDS",
@@ -62,8 +62,10 @@ __all__ = [
     "broker_loads",
     "cluster_findings",
     "health_findings",
+    "loads_from_counts",
     "skew_findings",
     "topic_findings",
+    "topic_health_findings",
     "unobserved_finding",
 ]
 
@@ -189,6 +191,33 @@ def topic_findings(
     return found
 
 
+def topic_health_findings(
+    cluster: str, topic: str, lagging: list[int], offline: list[int], narrow: list[int], racks: int
+) -> list[Finding]:
+    """The health findings of one topic from its under-replicated, offline and rack-narrow partitions."""
+    found: list[Finding] = []
+    if lagging:
+        message = UNDER_REPLICATED_MESSAGE % partition_list(lagging)
+        found.append(
+            _finding(
+                cluster, topic, Kind.UNDER_REPLICATED, "isr", "0", str(len(lagging)), Action.MANUAL, message
+            )
+        )
+    if offline:
+        message = OFFLINE_MESSAGE % partition_list(offline)
+        found.append(
+            _finding(cluster, topic, Kind.OFFLINE, "leader", "0", str(len(offline)), Action.MANUAL, message)
+        )
+    if narrow:
+        message = RACK_MESSAGE % (partition_list(narrow), racks)
+        found.append(
+            _finding(
+                cluster, topic, Kind.RACK_VIOLATION, "racks", "0", str(len(narrow)), Action.MANUAL, message
+            )
+        )
+    return found
+
+
 def health_findings(cluster: str, state: ClusterState) -> list[Finding]:
     """Under-replicated and offline partitions (when states were read) and rack violations, per topic."""
     live = set(state.brokers)
@@ -197,43 +226,18 @@ def health_findings(cluster: str, state: ClusterState) -> list[Finding]:
     found: list[Finding] = []
     for name in sorted(state.topics):
         topic = state.topics[name]
+        lagging: list[int] = []
+        offline: list[int] = []
         if topic.partition_states is not None:
             states = topic.partition_states
             lagging = [p for p, r in topic.partitions.items() if is_under_replicated(r, states.get(p))]
             offline = [p for p in topic.partitions if is_unavailable(states.get(p), live)]
-            if lagging:
-                message = UNDER_REPLICATED_MESSAGE % partition_list(lagging)
-                found.append(
-                    _finding(
-                        cluster,
-                        name,
-                        Kind.UNDER_REPLICATED,
-                        "isr",
-                        "0",
-                        str(len(lagging)),
-                        Action.MANUAL,
-                        message,
-                    )
-                )
-            if offline:
-                message = OFFLINE_MESSAGE % partition_list(offline)
-                found.append(
-                    _finding(
-                        cluster, name, Kind.OFFLINE, "leader", "0", str(len(offline)), Action.MANUAL, message
-                    )
-                )
         narrow = [
             p
             for p, replicas in topic.partitions.items()
             if len({rack_of[r] for r in replicas if r in rack_of}) < min(len(replicas), racks)
         ]
-        if narrow:
-            message = RACK_MESSAGE % (partition_list(narrow), racks)
-            found.append(
-                _finding(
-                    cluster, name, Kind.RACK_VIOLATION, "racks", "0", str(len(narrow)), Action.MANUAL, message
-                )
-            )
+        found += topic_health_findings(cluster, name, lagging, offline, narrow, racks)
     return found
 
 
@@ -248,13 +252,20 @@ def broker_loads(cluster: str, state: ClusterState) -> list[BrokerLoad]:
             leaders.update(r[0] for r in topic.partitions.values() if r)
         else:
             leaders.update(s.leader for s in topic.partition_states.values() if s.leader >= 0)
-    ids = sorted(set(state.brokers) | set(replicas) | set(leaders))
+    return loads_from_counts(cluster, state.brokers, replicas, leaders)
+
+
+def loads_from_counts(
+    cluster: str, brokers: Mapping[int, Broker], replicas: Counter[int], leaders: Counter[int]
+) -> list[BrokerLoad]:
+    """``broker_loads``' rows from replica and leader counts per broker id, sorted by id."""
+    ids = sorted(set(brokers) | set(replicas) | set(leaders))
     return [
         BrokerLoad(
             cluster,
             broker,
-            state.brokers[broker].rack if broker in state.brokers else None,
-            broker in state.brokers,
+            brokers[broker].rack if broker in brokers else None,
+            broker in brokers,
             replicas[broker],
             leaders[broker],
         )
