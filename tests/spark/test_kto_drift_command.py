@@ -11,6 +11,7 @@ from drift_fleets import Fleet, small_fleet, topic_manifest, write_snapshots
 from pyspark.sql import SparkSession
 
 from topic_operator.drift.command import build_parser, main, register
+from topic_operator.drift.job import CLUSTER_PHASE
 from topic_operator.plan import plan
 from topic_operator.plan_output import plan_to_dict
 
@@ -38,8 +39,8 @@ def test_drift_command_writes_every_output(
     assert code == 2  # drift found
     assert captured.out.startswith("drift: ")
     assert "in 3 clusters -> " in captured.out
-    assert "reading snapshots ..." in captured.err  # progress while it runs
-    assert "planning (the engine's plan" in captured.err
+    assert f"{CLUSTER_PHASE} ..." in captured.err  # progress while it runs
+    assert "writing drift.parquet: " in captured.err
     assert {p.name for p in out.iterdir()} >= {"drift.parquet", "plans", "summary.json", "report.html"}
     kinds = {r.kind for r in spark.read.parquet(str(out / "drift.parquet")).collect()}
     assert "missing" in kinds

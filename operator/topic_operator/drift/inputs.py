@@ -4,8 +4,9 @@
   a ``kubectl get kafkatopics -A -o json`` export), read by the same loader as ``kto plan`` on the driver, or
   from Parquet tables of ``desired_rows`` (a generated or exported fleet too large for YAML), read by Spark.
 - Snapshots are ``kto snapshot``'s JSON lines: every file under a directory (Spark skips names starting with
-  ``.`` or ``_``). Each line is parsed natively with ``SNAPSHOT_SCHEMA``; a line that does not parse, or is not
-  of schema 1 or 2, stops the run with its file named, as ``rows_to_clusters`` would refuse it.
+  ``.`` or ``_``), read as text and keyed by each line's ``cluster`` field, with the file it came from. The
+  lines are parsed and checked in the job's Python stage (``cluster_drift``): a line that is not a snapshot row
+  stops the run with its file named, as ``rows_to_clusters`` would refuse it.
 - Live: Spark tasks read the clusters of KafkaCluster documents, one task per cluster, each with its own
   ZooKeeper session (read-only), and write the same rows as ``kto snapshot`` under ``out/snapshots/``; the run
   then reads those files like any others, so a live run can be repeated offline on exactly what it saw.
@@ -18,37 +19,29 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pandas as pd
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the conventional alias
-from pyspark.sql.types import StringType, StructField, StructType
 
 from topic_operator.drift.desired_rows import spec_to_row
-from topic_operator.drift.schema import DESIRED_SCHEMA, LIVE_SCHEMA, SNAPSHOT_SCHEMA
+from topic_operator.drift.schema import DESIRED_SCHEMA, LIVE_SCHEMA
 from topic_operator.model import ClusterSpec, TopicSpec
-from topic_operator.snapshot_rows import READABLE_VERSIONS
 
 __all__ = [
     "DesiredInput",
     "SnapshotError",
-    "bad_rows_message",
     "check_snapshot_files",
     "collect_live",
     "desired_columns",
     "desired_frame",
-    "is_header_row",
     "load_desired",
     "load_inventory",
     "read_snapshots",
-    "valid_snapshot_row",
 ]
 
-SNAPSHOT_COLUMNS: Final = tuple(f.name for f in SNAPSHOT_SCHEMA.fields)
 DESIRED_COLUMNS: Final = tuple(f.name for f in DESIRED_SCHEMA.fields)
-_READ_SCHEMA: Final = StructType([*SNAPSHOT_SCHEMA.fields, StructField("_corrupt", StringType())])
-"""What the JSON source is asked for: the snapshot fields, and the raw text of a line that does not fit them."""
 
 
 class SnapshotError(ValueError):
@@ -118,35 +111,19 @@ def load_inventory(paths: Sequence[str]) -> tuple[list[ClusterSpec], list[str]]:
 # -- snapshots ----------------------------------------------------------------------------------------------------
 
 
-def valid_snapshot_row() -> Column:
-    """A line that ``rows_to_clusters`` accepts: JSON of the right types, schema 1 or 2, a cluster, and
-    partitions for a topic."""
-    has_topic_fields = F.col("topic").isNull() | F.col("partitions").isNotNull()
-    parsed = F.col("_corrupt").isNull()
-    readable = F.col("schema").isin(*READABLE_VERSIONS)
-    return parsed & F.coalesce(readable & F.col("cluster").isNotNull() & has_topic_fields, F.lit(False))
-
-
-def is_header_row() -> Column:
-    """``snapshot_rows.is_header_row``: the rows that carry their cluster's shared fields."""
-    return F.coalesce((F.col("schema") == 1) | F.col("topic").isNull(), F.lit(False))
-
-
 def read_snapshots(spark: SparkSession, directory: str | Path) -> DataFrame:
-    """Every line of every file under ``directory``, parsed once by Spark's JSON source: ``SNAPSHOT_SCHEMA``'s
-    columns plus ``_valid`` (see ``valid_snapshot_row``) and ``_file`` (for error messages).
+    """Every line of every file under ``directory`` as ``SNAPSHOT_LINES_SCHEMA``: the line's ``cluster`` field
+    (Spark's ``get_json_object``, which reads no further into the line than it must), its text and its file.
 
-    The JSON source, not ``from_json`` over text: the optimizer splits a ``from_json`` that filters reference
-    into one parse per referenced field, and a snapshot line is mostly partition maps."""
-    lines = (
-        spark.read.schema(_READ_SCHEMA)
-        .option("mode", "PERMISSIVE")
-        .option("columnNameOfCorruptRecord", "_corrupt")
-        .option("recursiveFileLookup", "true")
-        .json(str(directory))
+    Text, not Spark's JSON source: the lines are parsed once, by orjson in the Python stage that needs the rows
+    anyway, instead of into Spark's columns first (most of a small run's time was the JSON source's and its
+    generated code's warm-up)."""
+    lines = spark.read.option("recursiveFileLookup", "true").text(str(directory))
+    return lines.select(
+        F.get_json_object("value", "$.cluster").alias("cluster"),
+        "value",
+        F.col("_metadata.file_path").alias("file"),
     )
-    valid = valid_snapshot_row().alias("_valid")
-    return lines.select(*SNAPSHOT_COLUMNS, valid, "_corrupt", F.col("_metadata.file_path").alias("_file"))
 
 
 def check_snapshot_files(directory: str | Path) -> None:
@@ -161,21 +138,6 @@ def check_snapshot_files(directory: str | Path) -> None:
     ]
     if not visible:
         raise SnapshotError(f"snapshot directory {root} has no files (write them with kto snapshot)")
-
-
-def bad_rows_message(rows: Iterable[Any], total: int) -> str:
-    shown = "; ".join(f"{r['_file']}: {_reason(r)}" for r in rows)
-    return f"{total} snapshot lines cannot be read ({shown}): each line must be a kto snapshot row, schema 1 or 2"
-
-
-def _reason(row: Any) -> str:
-    if row["_corrupt"] is not None:
-        return "not a JSON snapshot row of the expected types"
-    if row["schema"] not in READABLE_VERSIONS:
-        return f"schema {row['schema']!r}, this version reads schemas 1 and 2"
-    if row["cluster"] is None:
-        return "no cluster"
-    return f"topic {row['topic']!r} without partitions"
 
 
 # -- live collection ------------------------------------------------------------------------------------------------

@@ -1,10 +1,8 @@
 """The vocabulary of a drift finding: kinds, severities, actions, and the texts both implementations print.
 
-A finding is one row of ``drift.parquet``. Two implementations produce findings: the Spark job (native column
-expressions, ``job``) and the single-process reference (``rules``), which the tests and the benchmark hold the job
-to. Everything they must agree on character for character lives here: the printf-style templates are applied with
-``%`` in Python and with ``format_string`` (Java's ``String.format``) in Spark, which print ``%s`` and ``%d`` of
-strings and integers identically.
+A finding is one row of ``drift.parquet``. The rules (``rules``) and the job's one-pass reader of snapshot rows
+(``cluster_drift``, which measures health and broker load while it reads) produce them from the texts here, so
+that the two word every finding character for character; the printf-style templates are applied with ``%``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""The Python stage of the drift job: one cluster's declared topics and snapshot in, the engine's plan out.
+"""The plan of one cluster in the drift job: its declared topics and snapshot in, the engine's plan out.
 
-This is the only part of the job that has to run Python, because it runs the pure port (``plan``): a Spark task
-gets one cluster's rows, rebuilds the ``ClusterState`` and ``TopicSpec`` values exactly as ``kto plan`` would have
-them (``snapshot_rows.cluster_from_rows``, ``desired_rows.spec_from_row``), and returns
+``cluster_drift`` calls it in the job's Python stage with the ``ClusterState`` and ``TopicSpec`` values exactly as
+``kto plan`` would have them, and it returns
 
 - the plan document, ``plan_output.plan_json``: what ``kto plan -o json`` prints, for ``plans/<cluster>.json``;
-- the facts the native stages need about every topic the plan does something to (status, action types,
+- the facts the rules need about every topic the plan does something to (status, action types,
   rejections) and the config keys that differ, compared by ``comparable_config`` as the planner compares them.
 
 Unchanged topics produce no facts, so what leaves Python is proportional to the drift, not to the fleet.
@@ -98,7 +97,7 @@ def config_differences(declared: Mapping[str, str], actual: Mapping[str, str]) -
 def plan_cluster(
     specs: Iterable[TopicSpec], state: ClusterState, cluster: ClusterSpec, *, seed: int
 ) -> ClusterPlan:
-    """Plan one cluster and extract what the native stages need. Topics the plan leaves alone produce no facts."""
+    """Plan one cluster and extract what the rules need. Topics the plan leaves alone produce no facts."""
     declared = list(specs)
     result = plan(declared, state, cluster, seed=seed)
     by_name = {

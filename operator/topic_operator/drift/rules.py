@@ -1,9 +1,11 @@
-"""The drift rules in plain Python: the reference the Spark job is held to, and the single-process planner.
+"""The drift rules in plain Python, on a ``ClusterState``.
 
-``cluster_findings`` classifies one cluster from the same inputs the job has (declared topics, the snapshot as a
-``ClusterState``, the plan's facts) and returns exactly the findings the job writes for that cluster; the Spark
-tests compare the two on generated fleets, and ``bench/drift.py`` runs this over a whole fleet for the
-single-process figure. Partition health uses ``describe``'s rules, the ones ``kto describe`` filters by.
+``cluster_findings`` classifies one cluster from declared topics, the snapshot as a ``ClusterState`` and the
+plan's facts, and returns exactly the findings the job writes for that cluster. The job's Python stage
+(``cluster_drift``) uses ``topic_findings`` and ``skew_findings`` as they are, and measures health and broker load
+in one pass over the snapshot rows with ``topic_health_findings`` and ``loads_from_counts``; the tests hold its
+findings and loads to ``cluster_findings`` and ``broker_loads`` on generated fleets. Partition health uses
+``describe``'s rules, the ones ``kto describe`` filters by.
 
 Rules, per (cluster, topic) of the full outer join of declared and actual topics:
 

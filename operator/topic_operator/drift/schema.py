@@ -1,8 +1,8 @@
 """Spark schemas of what the drift job reads and writes, declared once so every stage reads the same types.
 
-``SNAPSHOT_SCHEMA`` is ``snapshot_rows``'s JSON-lines schema (version 1) as Spark parses it; ``DESIRED_SCHEMA``
-the declared-topic rows of ``desired_rows``; ``FACTS_SCHEMA`` what the Python stage returns per cluster;
-``FINDINGS_SCHEMA`` the rows of ``drift.parquet``.
+``DESIRED_SCHEMA`` is the declared-topic rows of ``desired_rows``; ``SNAPSHOT_LINES_SCHEMA`` the snapshot lines
+as the job reads them (text, keyed by cluster, with their file); ``CLUSTER_DRIFT_SCHEMA`` what the Python stage
+returns per cluster; ``FINDINGS_SCHEMA`` the rows of ``drift.parquet``; ``LIVE_SCHEMA`` what a live read returns.
 """
 
 from __future__ import annotations
@@ -22,43 +22,17 @@ from pyspark.sql.types import (
 
 from topic_operator.drift.kinds import FINDING_COLUMNS
 
-__all__ = ["DESIRED_SCHEMA", "FACTS_SCHEMA", "FINDINGS_SCHEMA", "LIVE_SCHEMA", "SNAPSHOT_SCHEMA"]
+__all__ = [
+    "CLUSTER_DRIFT_SCHEMA",
+    "DESIRED_SCHEMA",
+    "FINDINGS_SCHEMA",
+    "LIVE_SCHEMA",
+    "SNAPSHOT_LINES_SCHEMA",
+]
 
 _REPLICAS = ArrayType(IntegerType())
 _PARTITION_MAP = MapType(StringType(), _REPLICAS)
 _STRING_MAP = MapType(StringType(), StringType())
-
-SNAPSHOT_SCHEMA: Final = StructType(
-    [
-        StructField("schema", IntegerType()),
-        StructField("cluster", StringType()),
-        StructField("cluster_id", StringType()),
-        StructField("controller", IntegerType()),
-        StructField("taken_at", StringType()),
-        StructField(
-            "brokers",
-            ArrayType(StructType([StructField("id", IntegerType()), StructField("rack", StringType())])),
-        ),
-        StructField("marked_for_deletion", ArrayType(StringType())),
-        StructField("orphan_configs", MapType(StringType(), IntegerType())),
-        StructField("unreadable_topics", _STRING_MAP),
-        StructField("topic", StringType()),
-        StructField("partitions", _PARTITION_MAP),
-        StructField("topic_id", StringType()),
-        StructField("config", _STRING_MAP),
-        StructField("topic_znode_version", IntegerType()),
-        StructField("config_znode_version", IntegerType()),
-        StructField("topic_marked_for_deletion", BooleanType()),
-        StructField("reassignment_in_progress", BooleanType()),
-        StructField(
-            "partition_states",
-            MapType(
-                StringType(),
-                StructType([StructField("leader", IntegerType()), StructField("isr", _REPLICAS)]),
-            ),
-        ),
-    ]
-)
 
 DESIRED_SCHEMA: Final = StructType(
     [
@@ -75,45 +49,6 @@ DESIRED_SCHEMA: Final = StructType(
     ]
 )
 
-FACTS_SCHEMA: Final = StructType(
-    [
-        StructField("cluster", StringType()),
-        StructField("topic", StringType()),
-        StructField("status", StringType()),
-        StructField("actions", ArrayType(StringType())),
-        StructField(
-            "rejections",
-            ArrayType(
-                StructType(
-                    [
-                        StructField("field", StringType()),
-                        StructField("kafka_class", StringType()),
-                        StructField("message", StringType()),
-                    ]
-                )
-            ),
-        ),
-        StructField(
-            "config_diffs",
-            ArrayType(
-                StructType(
-                    [
-                        StructField("key", StringType()),
-                        StructField("desired", StringType()),
-                        StructField("actual", StringType()),
-                    ]
-                )
-            ),
-        ),
-        StructField("document", StringType()),
-        StructField("plan_summary", StringType()),
-        StructField("python_micros", LongType()),
-    ]
-)
-"""Per topic the plan acts on: status, action types, rejections, config keys that differ; per cluster one row
-with ``topic`` null carrying the plan document, its status counts (JSON) and the microseconds the stage
-spent on the cluster."""
-
 LIVE_SCHEMA: Final = StructType(
     [
         StructField("cluster", StringType()),
@@ -129,3 +64,61 @@ FINDINGS_SCHEMA: Final = StructType(
         for name in FINDING_COLUMNS
     ]
 )
+
+SNAPSHOT_LINES_SCHEMA: Final = StructType(
+    [
+        StructField("cluster", StringType()),
+        StructField("value", StringType()),
+        StructField("file", StringType()),
+    ]
+)
+"""One snapshot line: its ``cluster`` field as the grouping key (null when the line has none, or is not JSON),
+the line's text, and the file it came from."""
+
+_FINDING = StructType([StructField(name, StringType()) for name in FINDING_COLUMNS])
+
+CLUSTER_DRIFT_SCHEMA: Final = StructType(
+    [
+        StructField("cluster", StringType()),
+        StructField("observed", BooleanType()),
+        StructField("declared", LongType()),
+        StructField("topics", LongType()),
+        StructField("brokers", IntegerType()),
+        StructField("racks", IntegerType()),
+        StructField("taken_at", StringType()),
+        StructField("document", StringType()),
+        StructField("plan", MapType(StringType(), LongType())),
+        StructField("micros", LongType()),
+        StructField("findings", ArrayType(_FINDING)),
+        StructField("sample", ArrayType(_FINDING)),
+        StructField(
+            "loads",
+            ArrayType(
+                StructType(
+                    [
+                        StructField("broker", IntegerType()),
+                        StructField("rack", StringType()),
+                        StructField("registered", BooleanType()),
+                        StructField("replicas", LongType()),
+                        StructField("leaders", LongType()),
+                    ]
+                )
+            ),
+        ),
+        StructField(
+            "problems",
+            ArrayType(
+                StructType(
+                    [
+                        StructField("problem", StringType()),
+                        StructField("file", StringType()),
+                        StructField("detail", StringType()),
+                    ]
+                )
+            ),
+        ),
+    ]
+)
+"""One row per cluster from the Python stage (``cluster_drift.ClusterDrift``): counts for the summary, the plan
+document, every finding (in ``drift.parquet``'s order), the report's sample of them, broker load, and the
+problems of its snapshot lines (``cluster_drift.Problem``'s values) that stop the run."""

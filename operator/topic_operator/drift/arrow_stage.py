@@ -1,0 +1,107 @@
+"""The drift job's Python stage as Spark calls it: one cluster's Arrow tables in, its Arrow row out.
+
+Spark's ``cogroup(...).applyInArrow`` hands each Python task one cluster's declared-topic rows (``DESIRED_SCHEMA``'s
+columns) and snapshot lines (``SNAPSHOT_LINES_SCHEMA``) as ``pyarrow`` tables; ``run_cluster`` turns them into
+``cluster_drift``'s arguments, runs it, and returns the outcome as one row of ``CLUSTER_DRIFT_SCHEMA`` (whose
+Arrow form the driver computes and passes in, so that this module needs neither pyspark nor pandas).
+
+Kept apart from ``job`` on purpose: this is all a Python worker imports (pyarrow and the engine), about a fifth
+of what importing the job module costs (pandas, matplotlib, pyspark.sql), and every worker pays its imports.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+
+from topic_operator.drift.cluster_drift import ClusterDrift, cluster_drift
+from topic_operator.drift.desired_rows import spec_from_row
+from topic_operator.drift.kinds import FINDING_COLUMNS, Finding
+from topic_operator.model import ClusterSpec, TopicSpec
+
+__all__ = ["cluster_row", "declared_specs", "run_cluster"]
+
+
+def declared_specs(table: Any) -> list[TopicSpec]:
+    """Declared-topic rows as specs. Column by column (``to_pylist`` of a whole row is several times slower);
+    Arrow maps arrive as lists of key-value pairs."""
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    specs = []
+    for values in zip(*columns.values(), strict=True):
+        row = dict(zip(columns, values, strict=True))
+        row["config"] = dict(row["config"] or ())
+        if row["replica_assignment"] is not None:
+            row["replica_assignment"] = dict(row["replica_assignment"])
+        specs.append(spec_from_row(row))
+    return specs
+
+
+def _finding_dicts(findings: Sequence[Finding]) -> list[dict[str, str | None]]:
+    return [dict(zip(FINDING_COLUMNS, f.as_tuple(), strict=True)) for f in findings]
+
+
+def cluster_row(drift: ClusterDrift, schema: Any, sample_size: int) -> Any:
+    """One cluster's outcome as its row of ``CLUSTER_DRIFT_SCHEMA`` (``schema``: its Arrow form)."""
+    row = {
+        "cluster": drift.cluster,
+        "observed": drift.observed,
+        "declared": drift.declared,
+        "topics": drift.topics,
+        "brokers": drift.brokers,
+        "racks": drift.racks,
+        "taken_at": drift.taken_at,
+        "document": drift.document,
+        "plan": list(drift.plan.items()),
+        "micros": int(drift.seconds * 1e6),
+        "findings": _finding_dicts(drift.findings),
+        "sample": _finding_dicts(drift.sample(sample_size)),
+        "loads": [
+            {
+                "broker": b.broker,
+                "rack": b.rack,
+                "registered": b.registered,
+                "replicas": b.replicas,
+                "leaders": b.leaders,
+            }
+            for b in drift.loads
+        ],
+        "problems": [
+            {"problem": p.problem.value, "file": p.file, "detail": p.detail} for p in drift.problems
+        ],
+    }
+    return pa.Table.from_pylist([row], schema=schema)
+
+
+def run_cluster(
+    key: tuple[Any, ...],
+    declared: Any,
+    lines: Any,
+    *,
+    settings: Mapping[str, ClusterSpec],
+    unreachable: Mapping[str, str],
+    seed: int,
+    sample_size: int,
+    schema: Any,
+) -> Any:
+    """What each Python task runs on one cluster (``key``: its name as an Arrow scalar, null for the lines
+    without a readable cluster); bound to the run's settings with ``functools.partial``."""
+    # Reading and planning allocate millions of small, acyclic objects, freed by reference counting; the cyclic
+    # collector would scan the worker's whole heap again and again while they are alive. Off for the call.
+    gc.disable()
+    try:
+        name = key[0].as_py()
+        drift = cluster_drift(
+            name,
+            declared_specs(declared),
+            lines.column("value").to_pylist(),
+            lines.column("file").to_pylist(),
+            settings.get(name) if name is not None else None,
+            seed=seed,
+            unreachable=unreachable.get(name) if name is not None else None,
+        )
+        return cluster_row(drift, schema, sample_size)
+    finally:
+        gc.enable()

@@ -1,0 +1,514 @@
+"""Everything the drift job does for one cluster, in plain Python: its snapshot lines and declared topics in, its
+plan, findings, broker load and summary out.
+
+The Spark job runs ``cluster_drift`` once per cluster, in one grouped Python stage (the snapshot lines and the
+declared topics co-grouped by cluster); ``bench/drift.py``'s single-process baseline runs the same function in a
+loop. It is made of the engine's own pieces, the ones ``kto plan`` and the reference rules use:
+``snapshot_rows.cluster_from_rows`` builds the ``ClusterState``, ``planning.plan_cluster`` plans it exactly as
+``kto plan`` does, and ``rules.cluster_findings_and_loads`` classifies it. So the job's findings are the rules' by
+construction, and the tests hold them to the rules on states built without any snapshot file.
+
+Snapshot lines are read here, with orjson, and checked against the snapshot format (``snapshot_rows``) before
+anything is planned: a line that is not JSON, not of schema 1 or 2, without a cluster, or with a field of the
+wrong type is an ``InputProblem`` naming its file, as are two headers of one cluster, topic rows without their
+header and topic rows taken at another time than it. ``snapshot_error`` turns the problems of a whole run into the
+one message that stops it; a cluster with problems is not planned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Final
+
+import orjson
+
+from topic_operator.drift.kinds import Finding, Severity
+from topic_operator.drift.planning import plan_cluster
+from topic_operator.drift.rules import (
+    BrokerLoad,
+    loads_from_counts,
+    skew_findings,
+    topic_findings,
+    topic_health_findings,
+    unobserved_finding,
+)
+from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
+from topic_operator.plan import TopicStatus
+from topic_operator.snapshot_rows import HEADER_FIELDS, READABLE_VERSIONS, cluster_from_rows, is_header_row
+
+__all__ = [
+    "ClusterDrift",
+    "InputProblem",
+    "Problem",
+    "cluster_drift",
+    "snapshot_error",
+]
+
+
+class Problem(StrEnum):
+    """What can be wrong with a cluster's snapshot lines, in the order a run reports them."""
+
+    UNREADABLE = "unreadable"
+    """A line that is not a snapshot row: not JSON, another schema, no cluster, a field of the wrong type."""
+    TWO_HEADERS = "two_headers"
+    """Two header rows of one cluster (two snapshots of it), or schema 1 rows that disagree on shared fields."""
+    NO_HEADER = "no_header"
+    """Topic rows without their cluster's header row."""
+    OTHER_TIME = "other_time"
+    """Topic rows taken at another time than their header."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputProblem:
+    problem: Problem
+    cluster: str | None
+    file: str
+    detail: str
+    """For an unreadable line, the reason; otherwise empty."""
+
+
+@dataclass(slots=True)
+class ClusterDrift:
+    """One cluster's part of the run's outputs."""
+
+    cluster: str | None
+    """None only for the lines without a readable cluster, which are all problems."""
+    observed: bool
+    declared: int
+    topics: int = 0
+    brokers: int = 0
+    racks: int = 0
+    taken_at: str | None = None
+    document: str | None = None
+    """``plans/<cluster>.json``: the plan document, as ``kto plan -o json`` prints it; None when not observed."""
+    plan: dict[str, int] = field(default_factory=dict)
+    """Topics per plan status, every status present."""
+    findings: list[Finding] = field(default_factory=list)
+    """In ``drift.parquet``'s order (``Finding.sort_key``)."""
+    loads: list[BrokerLoad] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    seconds: float = 0.0
+    """Time spent in ``cluster_drift`` (reading, planning, classifying)."""
+
+    def sample(self, size: int) -> list[Finding]:
+        """The first ``size`` findings, errors first: what the report's table of this cluster shows."""
+        rank = {s.value: s.rank for s in Severity}
+        return sorted(self.findings, key=lambda f: (rank[f.severity], *f.sort_key()))[:size]
+
+
+# -- reading one line ---------------------------------------------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int  # not bool, which is an int to isinstance
+
+
+def _is_str(value: object) -> bool:
+    return type(value) is str
+
+
+def _ints(value: object) -> bool:
+    return type(value) is list and all(type(item) is int for item in value)
+
+
+def _strings(value: object) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+def _map_of(check: Any) -> Any:
+    def valid(value: object) -> bool:
+        return type(value) is dict and all(check(item) for item in value.values())
+
+    return valid
+
+
+def _brokers(value: object) -> bool:
+    return type(value) is list and all(
+        type(b) is dict and _is_int(b.get("id")) and (b.get("rack") is None or _is_str(b.get("rack")))
+        for b in value
+    )
+
+
+def _partition_key(key: str) -> bool:
+    return key.isascii() and key.isdigit()
+
+
+def _partitions(value: object) -> bool:
+    return type(value) is dict and all(_partition_key(p) and _ints(r) for p, r in value.items())
+
+
+def _partition_states(value: object) -> bool:
+    return type(value) is dict and all(
+        _partition_key(p) and type(s) is dict and _is_int(s.get("leader")) and _ints(s.get("isr"))
+        for p, s in value.items()
+    )
+
+
+_FIELD_TYPES: Final[dict[str, Any]] = {
+    "cluster_id": _is_str,
+    "controller": _is_int,
+    "taken_at": _is_str,
+    "brokers": _brokers,
+    "marked_for_deletion": _strings,
+    "orphan_configs": _map_of(_is_int),
+    "unreadable_topics": _map_of(_is_str),
+    "unreadable_znodes": _map_of(_is_str),
+    "kraft_migration": _is_str,
+    "topic": _is_str,
+    "partitions": _partitions,
+    "topic_id": _is_str,
+    "config": _map_of(_is_str),
+    "topic_znode_version": _is_int,
+    "config_znode_version": _is_int,
+    "topic_marked_for_deletion": lambda v: type(v) is bool,
+    "reassignment_in_progress": lambda v: type(v) is bool,
+    "partition_states": _partition_states,
+}
+"""Each field of the snapshot format (``snapshot_rows``) and the check of a non-null value of it. A field may be
+null or absent (a header row has no topic fields, a topic row of schema 2 no header fields); other keys are
+ignored, as readers of version 2 ignore fields added later."""
+
+
+# -- one cluster ----------------------------------------------------------------------------------------------------
+
+
+def _shared(row: Mapping[str, Any]) -> tuple[bytes, ...]:
+    """The fields all rows of a cluster share, comparable: what two headers must agree on."""
+    return tuple(orjson.dumps(row.get(name), option=orjson.OPT_SORT_KEYS) for name in HEADER_FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class _Brokers:
+    """What a topic's health and load are measured against: the header's registered brokers and racks."""
+
+    live: frozenset[int]
+    rack_of: dict[int, str]
+    racks: int
+
+    @classmethod
+    def of(cls, state: ClusterState) -> _Brokers:
+        rack_of = {b.id: b.rack for b in state.brokers.values() if b.rack is not None}
+        return cls(frozenset(state.brokers), rack_of, len(set(rack_of.values())))
+
+
+class _Observer:
+    """Reads one cluster's topic rows into ``TopicState``s and, in the same pass over each topic's partitions,
+    measures what ``rules.health_findings`` and ``rules.broker_loads`` measure on the ``ClusterState``: the
+    under-replicated, offline and rack-narrow partitions, and each broker's replicas and leaders. One pass
+    instead of four (build, health, racks, load), and no ``PartitionState`` objects, which the planner does not
+    read; the tests hold the results to the rules on states built without any snapshot."""
+
+    def __init__(self, cluster: str, brokers: _Brokers) -> None:
+        self.cluster = cluster
+        self.brokers = brokers
+        self.topics: dict[str, TopicState] = {}
+        self.health: list[Finding] = []
+        self.replicas: Counter[int] = Counter()
+        self.leaders: Counter[int] = Counter()
+        self.narrow_placements: dict[tuple[int, ...], bool] = {}
+        """Whether a placement (a replica tuple) spans fewer racks than it should, by placement: a cluster has
+        far fewer distinct placements than partitions."""
+
+    def add(self, row: Mapping[str, Any]) -> str | None:
+        """Add one topic row; None, or why the row is not of the snapshot format (nothing is added then)."""
+        try:
+            return self._add(row)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            return "not a JSON snapshot row of the expected types (partitions, partition_states)"
+
+    def _add(self, row: Mapping[str, Any]) -> str | None:
+        # The hot loop of the job: a million topics at 1M, a dozen partitions each. Types are checked on whole
+        # lists at once (``set(map(type, ...))`` runs in C) rather than per value, and keys with ``int`` as
+        # ``snapshot_rows`` reads them; anything else malformed raises, and ``add`` names the row's fields.
+        for name in _TOPIC_FIELDS:
+            value = row.get(name)
+            if value is not None and not _FIELD_TYPES[name](value):
+                return f"not a JSON snapshot row of the expected types ({name})"
+        live, rack_of, racks = self.brokers.live, self.brokers.rack_of, self.brokers.racks
+        narrow_placements = self.narrow_placements
+        partitions: dict[int, tuple[int, ...]] = {}
+        replica_ids: list[int] = []
+        narrow: list[int] = []
+        list_type = list
+        for key, replicas in row["partitions"].items():
+            if type(replicas) is not list_type:
+                return "not a JSON snapshot row of the expected types (partitions)"
+            partition = int(key)
+            placed = partitions[partition] = tuple(replicas)
+            replica_ids += replicas
+            is_narrow = narrow_placements.get(placed)
+            if is_narrow is None:  # most partitions repeat a placement seen before: one lookup
+                spanned = set(map(rack_of.get, placed))
+                spanned.discard(None)
+                is_narrow = narrow_placements[placed] = len(spanned) < min(len(placed), racks)
+            if is_narrow:
+                narrow.append(partition)
+        if not set(map(type, replica_ids)) <= _INT_ONLY:
+            return "not a JSON snapshot row of the expected types (partitions)"
+        raw_states = row.get("partition_states")
+        lagging: list[int] = []
+        offline: list[int] = []
+        if raw_states is None:
+            leaders = [r[0] for r in partitions.values() if r]
+        else:
+            states: dict[int, tuple[int, list[int]]] = {}
+            isr_ids: list[int] = []
+            for key, state in raw_states.items():
+                isr = state["isr"]
+                if type(isr) is not list_type:
+                    return "not a JSON snapshot row of the expected types (partition_states)"
+                states[int(key)] = (state["leader"], isr)
+                isr_ids += isr
+            leaders = [leader for leader, _ in states.values()]
+            if not set(map(type, leaders)) | set(map(type, isr_ids)) <= _INT_ONLY:
+                return "not a JSON snapshot row of the expected types (partition_states)"
+            leaders = [leader for leader in leaders if leader >= 0]
+            for partition, replicas_of in partitions.items():
+                found = states.get(partition)
+                if found is None:
+                    offline.append(partition)
+                    continue
+                leader, isr = found
+                if len(isr) < len(replicas_of):
+                    lagging.append(partition)
+                if leader < 0 or leader not in live:
+                    offline.append(partition)
+        name = row["topic"]
+        self.topics[name] = TopicState(
+            name=name,
+            partitions=partitions,
+            topic_id=row.get("topic_id"),
+            config=dict(row.get("config") or {}),
+            topic_znode_version=int(row.get("topic_znode_version", 0)),
+            config_znode_version=row.get("config_znode_version"),
+            marked_for_deletion=bool(row.get("topic_marked_for_deletion", False)),
+            pending_reassignment=bool(row.get("reassignment_in_progress", False)),
+        )  # as snapshot_rows.cluster_from_rows builds it, less the partition states
+        self.replicas.update(replica_ids)
+        self.leaders.update(leaders)
+        if lagging or offline or narrow:
+            self.health += topic_health_findings(self.cluster, name, lagging, offline, narrow, racks)
+        return None
+
+
+_INT_ONLY: Final = frozenset({int})
+"""The one type every replica, leader and ISR id may have (``bool`` is a type of its own to ``type``)."""
+
+_TOPIC_FIELDS: Final = (
+    "taken_at",
+    "topic_id",
+    "config",
+    "topic_znode_version",
+    "config_znode_version",
+    "topic_marked_for_deletion",
+    "reassignment_in_progress",
+)
+"""The scalar and map fields of a topic row, checked by type; partitions and their states are checked as they are
+read."""
+
+_HEADER_CHECKS: Final = tuple(name for name in _FIELD_TYPES if name not in ("partitions", "partition_states"))
+"""What is checked by type on every header row (a schema 1 row is a header and a topic row)."""
+
+
+def _read_row(text: str) -> dict[str, Any] | str:
+    """A parsed snapshot row with its schema, cluster and topic checked (the rest is checked by its reader), or
+    why it is not one."""
+    try:
+        row = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return "not a JSON snapshot row of the expected types"
+    if type(row) is not dict:
+        return "not a JSON snapshot row of the expected types"
+    schema = row.get("schema")
+    if not _is_int(schema) or schema not in READABLE_VERSIONS:
+        return f"schema {schema!r}, this version reads schemas 1 and 2"
+    cluster, topic = row.get("cluster"), row.get("topic")
+    if cluster is None:
+        return "no cluster"
+    if not _is_str(cluster):
+        return "not a JSON snapshot row of the expected types (cluster)"
+    if topic is not None and not _is_str(topic):
+        return "not a JSON snapshot row of the expected types (topic)"
+    if topic is not None and type(row.get("partitions")) is not dict:
+        return (
+            f"topic {topic!r} without partitions"
+            if row.get("partitions") is None
+            else ("not a JSON snapshot row of the expected types (partitions)")
+        )
+    if schema == 1 or topic is None:  # a header row: its fields are checked here, once per cluster
+        for name in _HEADER_CHECKS:
+            value = row.get(name)
+            if value is not None and not _FIELD_TYPES[name](value):
+                return f"not a JSON snapshot row of the expected types ({name})"
+    return row
+
+
+@dataclass(slots=True)
+class _Observed:
+    state: ClusterState
+    taken_at: str | None
+    health: list[Finding]
+    loads: list[BrokerLoad]
+
+
+def _observe(
+    cluster: str, texts: Sequence[str], files: Sequence[str]
+) -> tuple[_Observed | None, list[InputProblem]]:
+    """The cluster's state, health and broker load from its snapshot lines, or the problems that stop the run
+    (None, [] for a cluster without lines). Lines may come in any order (Spark's shuffle does not keep the
+    files' order): topic rows before the header wait for it."""
+    problems: list[InputProblem] = []
+    header: dict[str, Any] | None = None
+    header_file = ""
+    shared: tuple[bytes, ...] | None = None
+    observer: _Observer | None = None
+    waiting: list[tuple[dict[str, Any], str]] = []
+    topic_files: dict[str, list[str | None]] = {}  # file -> taken_at of its topic rows, for the time check
+    for text, file in zip(texts, files, strict=True):
+        if not text.strip():
+            continue  # a blank line, as Spark's JSON source skipped them
+        row = _read_row(text)
+        if isinstance(row, str):
+            problems.append(InputProblem(Problem.UNREADABLE, cluster, file, row))
+            continue
+        if row["cluster"] != cluster:  # a key given twice, read differently by the grouping and here
+            mismatch = "not a JSON snapshot row of the expected types (cluster)"
+            problems.append(InputProblem(Problem.UNREADABLE, cluster, file, mismatch))
+            continue
+        if is_header_row(row):
+            if header is None:
+                header, header_file, shared = row, file, _shared(row)
+                state = cluster_from_rows(header, ())
+                observer = _Observer(cluster, _Brokers.of(state))
+            elif (row["schema"] == 2 and row.get("topic") is None) or _shared(row) != shared:
+                problems += [
+                    InputProblem(Problem.TWO_HEADERS, cluster, header_file, ""),
+                    InputProblem(Problem.TWO_HEADERS, cluster, file, ""),
+                ]
+        if row.get("topic") is None:
+            continue
+        topic_files.setdefault(file, []).append(row.get("taken_at"))
+        if observer is None:
+            waiting.append((row, file))
+        else:
+            reason = observer.add(row)
+            if reason is not None:
+                problems.append(InputProblem(Problem.UNREADABLE, cluster, file, reason))
+    if observer is not None:
+        for row, file in waiting:
+            reason = observer.add(row)
+            if reason is not None:
+                problems.append(InputProblem(Problem.UNREADABLE, cluster, file, reason))
+    if problems:
+        return None, problems
+    if header is None or observer is None:
+        return None, [InputProblem(Problem.NO_HEADER, cluster, file, "") for file in sorted(topic_files)]
+    taken_at = header.get("taken_at")
+    stray = sorted(f for f, times in topic_files.items() if any(t != taken_at for t in times))
+    if stray:
+        return None, [InputProblem(Problem.OTHER_TIME, cluster, file, "") for file in stray]
+    state = replace(cluster_from_rows(header, ()), topics=observer.topics)
+    loads = loads_from_counts(cluster, state.brokers, observer.replicas, observer.leaders)
+    return _Observed(state, taken_at, observer.health, loads), []
+
+
+def cluster_drift(
+    cluster: str | None,
+    declared: Sequence[TopicSpec],
+    texts: Sequence[str],
+    files: Sequence[str],
+    settings: ClusterSpec | None,
+    *,
+    seed: int,
+    unreachable: str | None = None,
+) -> ClusterDrift:
+    """One cluster's plan, findings, broker load and summary from its snapshot lines (``texts``, each read from
+    the same place in ``files``) and its declared topics.
+
+    A cluster without lines is not observed: one ``cluster_unobserved`` finding (``unreachable`` is the reason
+    a live read failed). Lines with problems give only the problems."""
+    started = time.perf_counter()
+    if cluster is None:  # lines without a cluster: every one is a problem
+        problems = [
+            InputProblem(Problem.UNREADABLE, None, file, reason)
+            for text, file in zip(texts, files, strict=True)
+            if text.strip()
+            for reason in [_read_row(text)]
+            if isinstance(reason, str)
+        ]
+        return ClusterDrift(cluster, False, len(declared), problems=problems)
+    observed, problems = _observe(cluster, texts, files)
+    if problems:
+        return ClusterDrift(cluster, False, len(declared), problems=problems)
+    if observed is None:
+        finding = unobserved_finding(cluster, len(declared), unreachable)
+        return ClusterDrift(cluster, False, len(declared), findings=[finding])
+    state = observed.state
+    result = plan_cluster(declared, state, settings or ClusterSpec(cluster, ""), seed=seed)
+    findings = topic_findings(cluster, declared, state, {f.topic: f for f in result.facts})
+    findings += observed.health
+    findings += skew_findings(cluster, observed.loads)
+    statuses = Counter(topic.status for topic in result.plan.topics)
+    return ClusterDrift(
+        cluster,
+        True,
+        len(declared),
+        topics=len(state.topics),
+        brokers=len(state.brokers),
+        racks=len({b.rack for b in state.brokers.values() if b.rack is not None}),
+        taken_at=observed.taken_at,
+        document=result.document,
+        plan={status.value: statuses[status] for status in TopicStatus},
+        findings=sorted(findings, key=Finding.sort_key),
+        loads=observed.loads,
+        seconds=time.perf_counter() - started,
+    )
+
+
+# -- the run's message --------------------------------------------------------------------------------------------
+
+
+def _files(problems: Sequence[InputProblem]) -> str:
+    files = sorted({p.file for p in problems})
+    return ", ".join(files[:5]) + (f" and {len(files) - 5} more files" if len(files) > 5 else "")
+
+
+def _clusters(problems: Sequence[InputProblem]) -> str:
+    return ", ".join(sorted({p.cluster or "" for p in problems}))
+
+
+def snapshot_error(problems: Sequence[InputProblem]) -> str | None:
+    """The one message that stops a run whose snapshot lines have ``problems`` (None without any). Unreadable
+    lines come first, then clusters with two snapshots, then incomplete ones; every message names the files."""
+    of = {kind: [p for p in problems if p.problem is kind] for kind in Problem}
+    unreadable = of[Problem.UNREADABLE]
+    if unreadable:
+        first = min(unreadable, key=lambda p: (p.file, p.detail))
+        return (
+            f"{len(unreadable)} snapshot lines cannot be read ({first.file}: {first.detail}): each line must be "
+            f"a kto snapshot row, schema 1 or 2 (in {_files(unreadable)})"
+        )
+    if of[Problem.TWO_HEADERS]:
+        found = of[Problem.TWO_HEADERS]
+        return (
+            f"the rows of clusters {_clusters(found)} disagree on the cluster's shared fields (brokers, taken_at, "
+            f"deletion markers...) or have two header rows: keep one snapshot per cluster, or the plan would mix "
+            f"two moments (in {_files(found)})"
+        )
+    if of[Problem.NO_HEADER]:
+        found = of[Problem.NO_HEADER]
+        return (
+            f"the snapshot rows of clusters {_clusters(found)} have no header row (the row whose topic is null, "
+            f"which kto snapshot writes first): their snapshots are incomplete (in {_files(found)})"
+        )
+    if of[Problem.OTHER_TIME]:
+        found = of[Problem.OTHER_TIME]
+        return (
+            f"clusters {_clusters(found)} have topic rows taken at another time than their header: keep one "
+            f"snapshot per cluster, or the plan would mix two moments (in {_files(found)})"
+        )
+    return None
