@@ -272,3 +272,21 @@ def test_a_reassignment_writes_kafkas_request_and_throttles_with_one_notificatio
     assert result.outcome is Outcome.REJECTED
     assert isinstance(result.error, ReassignmentInProgressError)
     assert "there is an existing assignment running" in str(result.error)
+
+
+def test_a_lost_answer_of_a_reassignment_is_settled_by_reading_the_request(kafka_zk: KazooClient) -> None:
+    """After a connection loss the writer re-reads the znode an action changes (here the request) and decides
+    whether the commit landed: ours, absent (send again), or another tool's (a conflict, never resent)."""
+    from topic_operator.zookeeper.writer import _Verdict, _verdict
+
+    writer = ZooKeeperWriter(kafka_zk)
+    writer.apply(ORDERS)
+    _online(kafka_zk)
+    read = read_cluster(kafka_zk).topics["orders"]
+    ours = Reassign("orders", (PartitionMove(1, (1, 2, 3), (4, 2, 3)),), read.topic_znode_version)
+    assert _verdict(ours, None) is _Verdict.NOT_COMMITTED
+    writer.apply(ours)
+    assert _verdict(ours, kafka_zk.get("/admin/reassign_partitions")) is _Verdict.COMMITTED
+    theirs = Reassign("orders", (PartitionMove(1, (1, 2, 3), (5, 2, 3)),), read.topic_znode_version)
+    with pytest.raises(WriteConflictError, match="another reassignment was requested meanwhile"):
+        _verdict(theirs, kafka_zk.get("/admin/reassign_partitions"))
