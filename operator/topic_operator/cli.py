@@ -176,6 +176,7 @@ def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False)
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from topic_operator.plan import TopicStatus
     from topic_operator.plan_output import plan_json, render_plan_text
     from topic_operator.reconcile import Reconciler
     from topic_operator.zookeeper.snapshot import read_cluster
@@ -192,7 +193,8 @@ def _plan(args: argparse.Namespace) -> int:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
     if errors or result.has_rejections:
         return EXIT_ERROR
-    return EXIT_CHANGES if result.has_changes else EXIT_OK
+    pending = result.has_changes or any(t.status is TopicStatus.CHANGE for t in result.topics)  # queued too
+    return EXIT_CHANGES if pending else EXIT_OK
 
 
 def _confirmed(args: argparse.Namespace) -> bool:

@@ -58,6 +58,15 @@ def test_without_wait_apply_returns_at_once_and_describe_shows_the_move(
     [topic] = json.loads(out)["topics"]
     assert len(topic["reassigning"]) == 2
     assert topic["actions"] == []
+    assert code == 0  # the change is being carried out: nothing left to plan
+    two = str(_manifests(tmp_path / "two.yaml", 2))
+    code, out, _ = kto(capsys, "plan", "-f", two, "--zookeeper", connect, "-o", "json")
+    [topic] = json.loads(out)["topics"]
+    assert (code, topic["actions"], topic["changes"][0]["field"]) == (
+        2,
+        [],
+        "replicas",
+    )  # queued: still pending
 
     carry_out_reassignments(kafka_zk)
     code, out, _ = kto(capsys, "apply", "-f", three, "--zookeeper", connect, "--yes")
