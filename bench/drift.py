@@ -31,13 +31,6 @@ and <= 4 GiB peak. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] 
 
 from __future__ import annotations
 
-import os
-import sys
-
-# bench/ holds operator.py, whose name shadows the standard library's ``operator`` in a script run from here
-# (the script's directory comes first on sys.path): the standard library's directory goes before it.
-sys.path.insert(0, os.path.dirname(os.__file__))
-
 import argparse
 import cProfile
 import datetime
@@ -45,9 +38,11 @@ import gc
 import io
 import json
 import multiprocessing
+import os
 import pstats
 import random
 import subprocess
+import sys
 import tempfile
 import threading
 import time

@@ -567,7 +567,7 @@ class KubeApiError(Exception):
         self.status = status
 
 
-# -- serving from a process of its own (bench/operator.py) ----------------------------------------------------------
+# -- serving from a process of its own (bench/operator_events.py) ----------------------------------------------------------
 
 
 async def _serve_forever(kinds: list[Kind], token: str, port: int) -> None:

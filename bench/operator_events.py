@@ -21,17 +21,10 @@ the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
 ``--profile`` samples this process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
 operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
 
-Run: ``.venv/bin/python bench/operator.py [--topics 10000] [--profile]``.
+Run: ``.venv/bin/python bench/operator_events.py [--topics 10000] [--profile]``.
 """
 
 from __future__ import annotations
-
-import sys
-
-# Run as a script, this file's directory comes first on sys.path, and this file would shadow the standard
-# library's ``operator`` module for everything imported below: drop the directory before importing anything.
-if sys.path and sys.path[0] == __file__.rpartition("/")[0]:
-    del sys.path[0]
 
 import argparse
 import asyncio
@@ -42,6 +35,7 @@ import os
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
