@@ -30,7 +30,9 @@ def test_the_kept_body_has_no_managed_fields_and_no_kopf_records(
         await world.cluster_changed(cluster)
         await world.topic_changed(orders)
         # kopf's records, as its status storage writes them next to ours (the handlers here run without kopf)
-        orders["status"]["kopf"] = {"last-handled-configuration": '{"spec":{"cluster":"main","partitions":1}}'}
+        orders["status"]["kopf"] = {
+            "last-handled-configuration": '{"spec":{"cluster":"main","partitions":1}}'
+        }
         await world.indices()  # the status patch comes back as a watch event
         [claim] = list(world.ctx.claims.claims())
         assert "managedFields" not in claim.body["metadata"]

@@ -57,7 +57,8 @@ def test_create_grow_and_reconfigure(world: World, cluster: dict[str, Any], kafk
             ("Normal", "Updated"),
             ("Normal", "Updated"),
         ]
-        assert len(world.ctx.validations) == 1  # three spec versions, one kept: memory per KafkaTopic, not per edit
+        # three spec versions, one validation kept: memory per KafkaTopic, not per edit
+        assert len(world.ctx.validations) == 1
 
         # The controller gives the topic its id; the next reconcile reports it, writes nothing to Kafka and posts
         # nothing, and keeps the Ready story of the last change (Updated), which nothing has replaced.
