@@ -43,6 +43,7 @@ __all__ = [
     "is_header_row",
     "rows_from_cluster",
     "rows_to_clusters",
+    "topic_state_from_row",
 ]
 
 SCHEMA_VERSION: Final = 2
@@ -126,16 +127,28 @@ def _partition_states(raw: Mapping[str, Any] | None) -> dict[int, PartitionState
 
 
 def _topic_from_row(row: Mapping[str, Any]) -> TopicState:
+    return topic_state_from_row(
+        row, _partition_map(row["partitions"]), _partition_states(row.get("partition_states"))
+    )
+
+
+def topic_state_from_row(
+    row: Mapping[str, Any],
+    partitions: Mapping[int, tuple[int, ...]],
+    partition_states: Mapping[int, PartitionState] | None = None,
+) -> TopicState:
+    """A topic row's state, its partitions (and states) read by the caller: the drift job's one-pass reader
+    reads them together with the topic's health."""
     return TopicState(
         name=row["topic"],
-        partitions=_partition_map(row["partitions"]),
+        partitions=partitions,
         topic_id=row.get("topic_id"),
         config=dict(row.get("config") or {}),
         topic_znode_version=int(row.get("topic_znode_version", 0)),
         config_znode_version=row.get("config_znode_version"),
         marked_for_deletion=bool(row.get("topic_marked_for_deletion", False)),
         pending_reassignment=bool(row.get("reassignment_in_progress", False)),
-        partition_states=_partition_states(row.get("partition_states")),
+        partition_states=partition_states,
     )
 
 

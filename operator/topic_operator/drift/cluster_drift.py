@@ -38,7 +38,13 @@ from topic_operator.drift.rules import (
 )
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicStatus
-from topic_operator.snapshot_rows import HEADER_FIELDS, READABLE_VERSIONS, cluster_from_rows, is_header_row
+from topic_operator.snapshot_rows import (
+    HEADER_FIELDS,
+    READABLE_VERSIONS,
+    cluster_from_rows,
+    is_header_row,
+    topic_state_from_row,
+)
 
 __all__ = [
     "ClusterDrift",
@@ -278,16 +284,7 @@ class _Observer:
                 if leader < 0 or leader not in live:
                     offline.append(partition)
         name = row["topic"]
-        self.topics[name] = TopicState(
-            name=name,
-            partitions=partitions,
-            topic_id=row.get("topic_id"),
-            config=dict(row.get("config") or {}),
-            topic_znode_version=int(row.get("topic_znode_version", 0)),
-            config_znode_version=row.get("config_znode_version"),
-            marked_for_deletion=bool(row.get("topic_marked_for_deletion", False)),
-            pending_reassignment=bool(row.get("reassignment_in_progress", False)),
-        )  # as snapshot_rows.cluster_from_rows builds it, less the partition states
+        self.topics[name] = topic_state_from_row(row, partitions)  # the plan does not read partition states
         self.replicas.update(replica_ids)
         self.leaders.update(leaders)
         if lagging or offline or narrow:
