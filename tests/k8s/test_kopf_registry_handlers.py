@@ -66,6 +66,9 @@ def test_kopf_settings_follow_ours() -> None:
     assert peered.scanning.disabled
     standalone = build_kopf_settings(OperatorSettings(peering=""), priority=1)
     assert standalone.peering.standalone
+    assert (peered.queueing.worker_limit, standalone.queueing.worker_limit) == (2000, 2000)
+    unlimited = build_kopf_settings(OperatorSettings(worker_limit=0), priority=1)
+    assert unlimited.queueing.worker_limit is None
 
 
 def test_metrics_and_readiness_endpoints() -> None:

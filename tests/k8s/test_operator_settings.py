@@ -68,6 +68,7 @@ def test_environment_then_flags() -> None:
         ({"KTO_DRIFT_INTERVAL": "soon"}, "KTO_DRIFT_INTERVAL='soon' is not a valid float"),
         ({"KTO_DRIFT_INTERVAL": "0"}, "KTO_DRIFT_INTERVAL must be positive"),
         ({"KTO_QUEUE_SIZE": "0"}, "KTO_QUEUE_SIZE must be at least 1"),
+        ({"KTO_WORKER_LIMIT": "-1"}, "KTO_WORKER_LIMIT must not be negative"),
         ({"KTO_REVERT_DRIFT": "maybe"}, "KTO_REVERT_DRIFT='maybe' is not a valid bool"),
         ({"KTO_LOG_FORMAT": "xml"}, "KTO_LOG_FORMAT must be one of json, plain"),
         ({"KTO_METRICS_PORT": "70000"}, "KTO_METRICS_PORT must be a port"),

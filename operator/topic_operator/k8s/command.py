@@ -34,6 +34,7 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--batch-linger", "batch_linger", float, "seconds a cluster's batch waits for more events before planning"),
     ("--batch-max-size", "batch_max_size", int, "at most this many topics per plan/apply"),
     ("--queue-size", "queue_size", int, "at most this many topics waiting per cluster (back-pressure beyond)"),
+    ("--worker-limit", "worker_limit", int, "at most this many objects handled at once (0: no limit)"),
     ("--queue-wait", "queue_wait", float, "seconds a handler waits for room in a full queue before a retry"),
     ("--retry-delay", "retry_delay", float, "seconds before retrying an unavailable cluster or a conflict"),
     ("--cluster-wait", "cluster_wait", float, "seconds a topic waits for its cluster's first connection"),

@@ -330,6 +330,7 @@ def build_kopf_settings(settings: OperatorSettings, *, priority: int) -> kopf.Op
     configure_persistence(kopf_settings, finalizer=FINALIZER)
     kopf_settings.posting.reporting_component = "kafka-topic-operator"
     kopf_settings.posting.level = logging.INFO
+    kopf_settings.queueing.worker_limit = settings.worker_limit or None
     # Our CRDs are installed before the operator: no need to watch CRDs or list namespaces (least privilege).
     kopf_settings.scanning.disabled = True
     kopf_settings.peering.name = settings.peering or "default"

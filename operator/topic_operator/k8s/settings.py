@@ -55,6 +55,11 @@ class OperatorSettings:
     for room, then is retried later by kopf (back-pressure, never a crash). Large enough for a burst of 10,000
     new KafkaTopics: a waiting entry is a spec and a future (kopf holds every body anyway), while an overflow
     costs a retry ``retry_delay`` later and a status write for kopf's progress record."""
+    worker_limit: int = field(default=2000, metadata=_env("KTO_WORKER_LIMIT"))
+    """At most this many objects handled at once (kopf's ``queueing.worker_limit``; 0: no limit). In a burst of
+    10,000 changes, the objects beyond it wait as their raw watch events, not as running handlers with their
+    copies of the body: the burst's memory is bounded, not its throughput (a batch holds at most
+    ``batch_max_size`` topics)."""
     queue_wait: float = field(default=5.0, metadata=_env("KTO_QUEUE_WAIT"))
     retry_delay: float = field(default=30.0, metadata=_env("KTO_RETRY_DELAY"))
     """Seconds before kopf retries a handler that met an unreachable cluster, a full queue or a write conflict."""
@@ -111,6 +116,10 @@ class OperatorSettings:
         for name in ("batch_max_size", "queue_size"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{env_name(name)} must be at least 1, not {getattr(self, name)!r}")
+        if self.worker_limit < 0:
+            raise SettingsError(
+                f"KTO_WORKER_LIMIT must not be negative (0: no limit), not {self.worker_limit!r}"
+            )
         for name in ("health_port", "metrics_port"):
             if not 0 <= getattr(self, name) < 65536:
                 raise SettingsError(f"{env_name(name)} must be a port (0-65535), not {getattr(self, name)!r}")
