@@ -54,6 +54,8 @@ from topic_operator.zookeeper.errors import (
 from topic_operator.zookeeper.pipelined import read_many
 from topic_operator.zookeeper.snapshot import Unreadable, bounded, decode_singles
 from topic_operator.zookeeper.znodes import (
+    AdminZNode,
+    BrokerConfigsZNode,
     BrokerConfigZNode,
     BrokerIdsZNode,
     ClusterIdZNode,
@@ -287,9 +289,14 @@ class ZooKeeperWriter:
                 case DeleteTopic():
                     needed.add(DeleteTopicsZNode.path)
                 case Reassign():
-                    needed |= {TopicConfigsZNode.path, ConfigChangeZNode.path, "/config/brokers", "/admin"}
+                    needed |= {
+                        TopicConfigsZNode.path,
+                        ConfigChangeZNode.path,
+                        BrokerConfigsZNode.path,
+                        AdminZNode.path,
+                    }
             if isinstance(action, AlterConfig) and action.clear_broker_throttles:
-                needed.add("/config/brokers")
+                needed.add(BrokerConfigsZNode.path)
         for path in sorted(needed):
             if zk.call(partial(zk.client.exists_async, path), f"checking {path}") is not None:
                 continue

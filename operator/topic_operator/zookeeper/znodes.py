@@ -24,6 +24,7 @@ from topic_operator.model import BROKER_IDS_PATH, REASSIGN_PARTITIONS_PATH, Part
 __all__ = [
     "AdminZNode",
     "BrokerConfigZNode",
+    "BrokerConfigsZNode",
     "BrokerIdZNode",
     "BrokerRegistration",
     "BrokersZNode",
@@ -121,6 +122,10 @@ class ConfigZNode:
 
 class TopicConfigsZNode:
     path = f"{ConfigZNode.path}/topics"
+
+
+class BrokerConfigsZNode:
+    path = f"{ConfigZNode.path}/brokers"
 
 
 class AdminZNode:
@@ -266,7 +271,7 @@ class BrokerConfigZNode:
 
     @staticmethod
     def path(broker_id: int) -> str:
-        return f"{ConfigZNode.path}/brokers/{broker_id}"
+        return f"{BrokerConfigsZNode.path}/{broker_id}"
 
     @staticmethod
     def encode(config: Mapping[str, str]) -> bytes:
