@@ -51,6 +51,7 @@ from topic_operator.zookeeper.errors import (
     ZooKeeperChrootMissingError,
     ZooKeeperUnavailableError,
 )
+from topic_operator.zookeeper.poll_handler import PollingThreadingHandler
 
 __all__ = [
     "KAFKA_SECURE_ACL",
@@ -405,6 +406,7 @@ def _client_options(
         "connection_retry": _retry(settings, settings.connect_max_tries, settings.connect_retry_deadline),
         "command_retry": _retry(settings, settings.command_max_tries, settings.command_retry_deadline),
         "logger": events,
+        "handler": PollingThreadingHandler(),
     }
     if settings.digest is not None:
         options["auth_data"] = [("digest", f"{settings.digest.user}:{settings.digest.password.reveal()}")]
