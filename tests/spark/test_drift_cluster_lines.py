@@ -134,3 +134,20 @@ def test_header_fields_added_within_version_2_reach_the_planner() -> None:
     assert drift.document is not None
     assert json.loads(drift.document) == expected
     assert drift.plan["create"] == 0
+
+
+def test_each_line_is_keyed_by_its_cluster_however_it_is_spelled(spark: SparkSession, tmp_path: Path) -> None:
+    """The group key is read by a regular expression when ``cluster`` is the line's first key, and by a JSON
+    reader otherwise: both give the value a JSON parser gives, whatever the key order, spacing or escapes."""
+    row = json.loads(_east_lines()[1])
+    spellings = [
+        json.dumps(row, separators=(",", ":"), sort_keys=True),  # as kto snapshot writes it
+        json.dumps(dict(reversed(list(row.items()))), separators=(",", ":")),  # cluster last
+        json.dumps(row, sort_keys=True),  # spaces after the separators
+        json.dumps({**row, "cluster": "east-\u00e9"}, sort_keys=True, separators=(",", ":")),  # \u escape
+        json.dumps({**row, "cluster": 'we"st'}, sort_keys=True, separators=(",", ":")),  # an escaped quote
+        json.dumps({**row, "cluster": "w\\est"}, sort_keys=True, separators=(",", ":")),  # a backslash
+    ]
+    (tmp_path / "spellings.jsonl").write_text("\n".join(spellings) + "\n")
+    keyed = read_snapshots(spark, tmp_path).collect()
+    assert [r["cluster"] for r in keyed] == [json.loads(line)["cluster"] for line in spellings]
