@@ -4,10 +4,11 @@ kazoo's connection thread waits on its socket before every read and every write,
 The stock handler (``SequentialThreadingHandler``) implements it with ``kazoo.handlers.utils.selector_select``,
 which builds a ``selectors.DefaultSelector`` for each call: on Linux an epoll instance, so four system calls
 (``epoll_create``, ``epoll_ctl``, ``epoll_wait``, ``close``) and the selector's Python bookkeeping for each wait,
-about 25 us. A ZooKeeper request is several such waits (the write, the wake-up, the reply's header and body), so
-the operator's batches spent about a tenth of its CPU creating and closing epoll instances
+about 25 us. A ZooKeeper request is several such waits (the write, the wake-up, the reply's header and body):
+about a tenth of the operator's py-spy samples were in creating and closing epoll instances
 (``bench/operator_events.py --profile``: ``_PollLikeSelector.__init__``, ``register`` and ``close`` under
-``ConnectionHandler._write`` and ``_read``).
+``ConnectionHandler._write`` and ``_read``). Measured with and without this handler at 3,000 KafkaTopics, the
+CPU per event moved within the machine's noise, and the peak RSS of the update burst was about 20 MB lower.
 
 ``select.poll`` has no file descriptor limit either (the reason kazoo moved off ``select.select``) and needs no
 descriptor of its own: one ``poll`` call, about 2 us. The handler is kazoo's documented extension point
