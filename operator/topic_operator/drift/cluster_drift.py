@@ -27,7 +27,7 @@ from typing import Any, Final
 import orjson
 
 from topic_operator.drift.kinds import Finding, Severity
-from topic_operator.drift.planning import plan_cluster
+from topic_operator.drift.planning import PLANNED_TOPIC_FIELDS, plan_cluster
 from topic_operator.drift.rules import (
     BrokerLoad,
     loads_from_counts,
@@ -297,15 +297,10 @@ _INT_ONLY: Final = frozenset({int})
 
 _TOPIC_FIELDS: Final = (
     "taken_at",
-    "topic_id",
-    "config",
-    "topic_znode_version",
-    "config_znode_version",
-    "topic_marked_for_deletion",
-    "reassignment_in_progress",
+    *(name for name in PLANNED_TOPIC_FIELDS if name not in ("topic", "partitions")),
 )
-"""The scalar and map fields of a topic row, checked by type; partitions and their states are checked as they are
-read."""
+"""The scalar and map fields of a topic row, checked by type: its time and every field the planner reads but the
+topic's name (checked with the row) and its partitions (checked, with their states, as they are read)."""
 
 _HEADER_CHECKS: Final = tuple(name for name in _FIELD_TYPES if name not in ("partitions", "partition_states"))
 """What is checked by type on every header row (a schema 1 row is a header and a topic row)."""
