@@ -22,7 +22,7 @@ from topic_operator.drift.desired_rows import spec_from_row
 from topic_operator.drift.kinds import FINDING_COLUMNS, Finding
 from topic_operator.model import ClusterSpec, TopicSpec
 
-__all__ = ["cluster_row", "declared_specs", "run_cluster"]
+__all__ = ["cluster_row", "cluster_table", "declared_specs", "run_cluster"]
 
 
 def declared_specs(table: Any) -> list[TopicSpec]:
@@ -75,6 +75,42 @@ def cluster_row(drift: ClusterDrift, schema: Any, sample_size: int) -> Any:
     return pa.Table.from_pylist([row], schema=schema)
 
 
+def cluster_table(
+    name: str | None,
+    declared: Sequence[Any],
+    texts: Sequence[str],
+    files: Sequence[str],
+    *,
+    settings: Mapping[str, ClusterSpec],
+    unreachable: Mapping[str, str],
+    seed: int,
+    sample_size: int,
+    schema: Any,
+) -> Any:
+    """One cluster's row (``schema``: ``CLUSTER_DRIFT_ARROW``) from its declared topics (``declared``: parts, each
+    a list of ``TopicSpec`` or an Arrow table of declared-topic rows) and its snapshot lines: what both engines
+    run for every cluster (``name`` None: the lines without a readable cluster)."""
+    # Reading and planning allocate millions of small, acyclic objects, freed by reference counting; the cyclic
+    # collector would scan the worker's whole heap again and again while they are alive. Off for the call.
+    gc.disable()
+    try:
+        specs = [
+            spec for part in declared for spec in (part if isinstance(part, list) else declared_specs(part))
+        ]
+        drift = cluster_drift(
+            name,
+            specs,
+            texts,
+            files,
+            settings.get(name) if name is not None else None,
+            seed=seed,
+            unreachable=unreachable.get(name) if name is not None else None,
+        )
+        return cluster_row(drift, schema, sample_size)
+    finally:
+        gc.enable()
+
+
 def run_cluster(
     key: tuple[Any, ...],
     declared: Any,
@@ -86,22 +122,16 @@ def run_cluster(
     sample_size: int,
     schema: Any,
 ) -> Any:
-    """What each Python task runs on one cluster (``key``: its name as an Arrow scalar, null for the lines
-    without a readable cluster); bound to the run's settings with ``functools.partial``."""
-    # Reading and planning allocate millions of small, acyclic objects, freed by reference counting; the cyclic
-    # collector would scan the worker's whole heap again and again while they are alive. Off for the call.
-    gc.disable()
-    try:
-        name = key[0].as_py()
-        drift = cluster_drift(
-            name,
-            declared_specs(declared),
-            lines.column("value").to_pylist(),
-            lines.column("file").to_pylist(),
-            settings.get(name) if name is not None else None,
-            seed=seed,
-            unreachable=unreachable.get(name) if name is not None else None,
-        )
-        return cluster_row(drift, schema, sample_size)
-    finally:
-        gc.enable()
+    """What each of Spark's Python tasks runs on one cluster (``key``: its name as an Arrow scalar, null for the
+    lines without a readable cluster); bound to the run's settings with ``functools.partial``."""
+    return cluster_table(
+        key[0].as_py(),
+        [declared],
+        lines.column("value").to_pylist(),
+        lines.column("file").to_pylist(),
+        settings=settings,
+        unreachable=unreachable,
+        seed=seed,
+        sample_size=sample_size,
+        schema=schema,
+    )

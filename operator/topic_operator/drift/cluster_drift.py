@@ -50,9 +50,15 @@ __all__ = [
     "ClusterDrift",
     "InputProblem",
     "Problem",
+    "SnapshotError",
     "cluster_drift",
     "snapshot_error",
 ]
+
+
+class SnapshotError(ValueError):
+    """Snapshot input that cannot be planned from: unparseable lines, another schema, two snapshots of one
+    cluster. The message names the files."""
 
 
 class Problem(StrEnum):

@@ -10,10 +10,15 @@ the run failed or a manifest had errors (the rest is still planned and written, 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from topic_operator.drift.results import DriftResult
+    from topic_operator.model import ClusterSpec
 
 __all__ = ["build_parser", "main", "register", "run"]
 
@@ -23,8 +28,24 @@ EXIT_DRIFT: Final = 2
 
 _SPARK_EXTRA: Final = frozenset({"pyspark", "pandas", "pyarrow", "matplotlib"})
 
+AUTO: Final = "auto"
+SPARK: Final = "spark"
+PROCESSES: Final = "processes"
+ENGINES: Final = (AUTO, PROCESSES, SPARK)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
 _DESCRIPTION: Final = (
-    "Plan drift across many clusters on Spark: declared topics (manifests, a kubectl export, or Parquet rows) "
+    "Plan drift across many clusters, on a pool of processes or on Spark: declared topics (manifests, a kubectl export, or Parquet rows) "
     "against kto snapshot files or live reads of the clusters' ZooKeepers. Writes drift.parquet (one row per "
     "finding), plans/<cluster>.json (as kto plan -o json), summary.json and report.html to --out. Exit 0: no "
     "drift; 2: drift found; 1: the run failed or a manifest had errors."
@@ -40,11 +61,17 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--snapshots", metavar="DIR",
                         help="a directory of 'kto snapshot' JSON-lines files (read recursively)")  # fmt: skip
     source.add_argument("--clusters", nargs="+", action="extend", metavar="PATH",
-                        help="KafkaCluster documents: read these clusters live, one Spark task per cluster "
+                        help="KafkaCluster documents: read these clusters live, one task per cluster "
                         "(their rows are saved under OUT/snapshots)")  # fmt: skip
     parser.add_argument(
         "--out", required=True, metavar="DIR", help="where the outputs go (created if missing)"
     )
+    parser.add_argument("--engine", choices=ENGINES, default=AUTO,
+                        help="where the clusters are planned: 'processes', a pool of processes on this machine; "
+                        "'spark', a Spark job; 'auto' (default): Spark when --master or --conf is given, under "
+                        "spark-submit or in a program with a Spark session, processes otherwise")  # fmt: skip
+    parser.add_argument("--processes", type=_positive, metavar="N",
+                        help="with the processes engine: how many (default: one per core)")  # fmt: skip
     parser.add_argument("--master", metavar="URL",
                         help="Spark master, e.g. spark://host:7077 (default: local[*], or spark-submit's)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0,
@@ -60,7 +87,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[t
     """Add ``kto drift`` to ``kto``'s sub-commands; the handler is ``run``."""
     drift = subcommands.add_parser(
         "drift",
-        help="plan drift across many clusters on Spark (report, Parquet, plans)",
+        help="plan drift across many clusters, on this machine or on Spark (report, Parquet, plans)",
         description=_DESCRIPTION,
     )
     _add_arguments(drift)
@@ -94,29 +121,128 @@ def run(args: argparse.Namespace) -> int:
         print(f"kto drift: {error.name} is missing: install the spark extra, "
               "pip install 'kafka-topic-operator[spark]'", file=sys.stderr)  # fmt: skip
         return EXIT_ERROR
-    except (OSError, ValueError) as error:  # SnapshotError is a ValueError
+    except (
+        OSError,
+        ValueError,
+        RuntimeError,
+    ) as error:  # SnapshotError is a ValueError, EngineError a RuntimeError
         print(f"kto drift: {error}", file=sys.stderr)
         return EXIT_ERROR
 
 
-def _run(args: argparse.Namespace) -> int:
-    from topic_operator.drift.inputs import (
-        check_snapshot_files,
-        collect_live,
-        load_desired,
-        load_inventory,
-        read_snapshots,
-    )
-    from topic_operator.drift.job import DriftInputs, run_drift
+def choose_engine(args: argparse.Namespace) -> str:
+    """``--engine``, with ``auto`` resolved: Spark when the run is meant for it (a master or a Spark setting
+    given, launched by ``spark-submit``, or a Spark session already running in this program); otherwise the
+    pool of processes, which on one machine finishes well before a Spark session has started."""
+    spark_asked = args.master is not None or bool(args.conf)
+    if args.engine == PROCESSES and spark_asked:
+        raise ValueError("--master and --conf are Spark settings: they need --engine spark (or auto)")
+    if args.engine == SPARK and args.processes is not None:
+        raise ValueError("--processes sizes the processes engine: with --engine spark, use --master local[N]")
+    if args.engine != AUTO:
+        return str(args.engine)
+    if args.processes is not None and not spark_asked:
+        return PROCESSES
+    if spark_asked or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return SPARK
+    if "pyspark" in sys.modules:  # only a program that imported pyspark can have a session running
+        from pyspark.sql import SparkSession
+
+        if SparkSession.getActiveSession() is not None:
+            return SPARK
+    return PROCESSES
+
+
+def _report(result: DriftResult, out: Path, manifest_errors: Sequence[str]) -> int:
     from topic_operator.drift.kinds import Severity
+
+    errors, warnings = result.count(Severity.ERROR), result.count(Severity.WARNING)
+    info = result.count(Severity.INFO)
+    print(
+        f"drift: {result.findings} findings ({errors} errors, {warnings} warnings, {info} info) in "
+        f"{len(result.clusters)} clusters -> {out}"
+    )
+    if manifest_errors:
+        return EXIT_ERROR
+    return EXIT_DRIFT if errors or warnings else EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    engine = choose_engine(args)
+    if args.snapshots is not None:
+        from topic_operator.drift.snapshot_files import check_snapshot_files
+
+        check_snapshot_files(args.snapshots)
+    if engine == PROCESSES:
+        return _run_in_processes(args)
+    return _run_on_spark(args)
+
+
+def _inventory(paths: Sequence[str]) -> list[ClusterSpec]:
+    from topic_operator.manifests import load_manifests
+
+    manifests = load_manifests(paths)
+    for error in manifests.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if not manifests.clusters:
+        raise ValueError(f"no valid KafkaCluster documents in {', '.join(paths)}")
+    return list(manifests.clusters)
+
+
+def _run_in_processes(args: argparse.Namespace) -> int:
+    from topic_operator.drift.outputs import SNAPSHOTS_DIR
+    from topic_operator.drift.processes import (
+        collect_live_in_processes,
+        load_declared,
+        run_drift_in_processes,
+    )
+    from topic_operator.drift.progress import Progress
+    from topic_operator.drift.results import FleetFacts
+
+    out = Path(args.out)
+    workers = args.processes or os.cpu_count() or 1
+    progress = Progress(None if args.quiet else sys.stderr)
+    progress.say(f"{workers} processes on this machine (--engine spark for a Spark job)")
+    with progress.phase("loading declared topics"):
+        declared = load_declared(args.desired)
+    for error in declared.errors:
+        print(f"error: {error}", file=sys.stderr)
+    expected: list[str] = []
+    unreachable: dict[str, str] = {}
+    described: dict[str, object] = {"desired": list(args.desired)}
+    clusters = dict(declared.clusters)
+    if args.clusters is not None:
+        inventory = _inventory(args.clusters)
+        snapshot_dir = out / SNAPSHOTS_DIR
+        with progress.phase(f"reading {len(inventory)} clusters live"):
+            unreachable = collect_live_in_processes(
+                inventory, snapshot_dir, timeout=args.zookeeper_timeout, processes=workers
+            )
+        for name, reason in sorted(unreachable.items()):
+            progress.say(f"  cluster {name} not read: {reason}")
+        expected = [c.name for c in inventory]
+        clusters.update({c.name: c for c in inventory})
+        described["clusters"] = list(args.clusters)
+    else:
+        snapshot_dir = Path(args.snapshots)
+    described["snapshots"] = str(snapshot_dir)
+    described["engine"] = f"{workers} processes"
+    facts = FleetFacts(clusters, expected, unreachable, declared.errors, declared.warnings, described)
+    result = run_drift_in_processes(
+        declared, snapshot_dir, facts, out, seed=args.seed, processes=workers, progress=progress
+    )
+    return _report(result, out, declared.errors)
+
+
+def _run_on_spark(args: argparse.Namespace) -> int:
+    from topic_operator.drift.inputs import collect_live, load_desired, read_snapshots
+    from topic_operator.drift.job import DriftInputs, run_drift
     from topic_operator.drift.outputs import SNAPSHOTS_DIR
     from topic_operator.drift.progress import Progress
     from topic_operator.drift.session import start_session
 
     out = Path(args.out)
     conf = _spark_settings(args.conf)
-    if args.snapshots is not None:
-        check_snapshot_files(args.snapshots)
     session = start_session(args.master, conf)
     spark = session.spark
     progress = Progress(None if args.quiet else sys.stderr, spark=spark)
@@ -132,11 +258,7 @@ def _run(args: argparse.Namespace) -> int:
         unreachable: dict[str, str] = {}
         described: dict[str, object] = {"desired": list(args.desired)}
         if args.clusters is not None:
-            inventory, inventory_errors = load_inventory(args.clusters)
-            for error in inventory_errors:
-                print(f"error: {error}", file=sys.stderr)
-            if not inventory:
-                raise ValueError(f"no valid KafkaCluster documents in {', '.join(args.clusters)}")
+            inventory = _inventory(args.clusters)
             snapshot_dir = out / SNAPSHOTS_DIR
             with progress.phase(f"reading {len(inventory)} clusters live"):
                 unreachable = collect_live(spark, inventory, snapshot_dir, timeout=args.zookeeper_timeout)
@@ -150,6 +272,7 @@ def _run(args: argparse.Namespace) -> int:
             clusters = dict(desired.clusters)
         described["snapshots"] = str(snapshot_dir)
         described["master"] = spark.sparkContext.master
+        described["engine"] = "spark"
         inputs = DriftInputs(
             desired=desired.frame,
             snapshots=read_snapshots(spark, snapshot_dir),
@@ -164,15 +287,7 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if session.created:
             spark.stop()
-    errors, warnings = result.count(Severity.ERROR), result.count(Severity.WARNING)
-    info = result.count(Severity.INFO)
-    print(
-        f"drift: {result.findings} findings ({errors} errors, {warnings} warnings, {info} info) in "
-        f"{len(result.clusters)} clusters -> {out}"
-    )
-    if desired.errors:
-        return EXIT_ERROR
-    return EXIT_DRIFT if errors or warnings else EXIT_OK
+    return _report(result, out, desired.errors)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

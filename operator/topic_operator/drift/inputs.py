@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +24,11 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the conventional alias
 
+from topic_operator.drift.cluster_drift import SnapshotError
 from topic_operator.drift.desired_rows import spec_to_row
+from topic_operator.drift.live import collect_cluster
 from topic_operator.drift.schema import DESIRED_SCHEMA, LIVE_SCHEMA
+from topic_operator.drift.snapshot_files import LEADING_CLUSTER, check_snapshot_files
 from topic_operator.model import ClusterSpec, TopicSpec
 
 __all__ = [
@@ -37,16 +39,10 @@ __all__ = [
     "desired_columns",
     "desired_frame",
     "load_desired",
-    "load_inventory",
     "read_snapshots",
 ]
 
 DESIRED_COLUMNS: Final = tuple(f.name for f in DESIRED_SCHEMA.fields)
-
-
-class SnapshotError(ValueError):
-    """Snapshot input that cannot be planned from: unparseable lines, another schema, two snapshots of one
-    cluster. The message names the files."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,21 +96,7 @@ def desired_frame(spark: SparkSession, specs: Iterable[TopicSpec]) -> DataFrame:
     return desired_columns(local.select(F.from_json("json", DESIRED_SCHEMA).alias("row")).select("row.*"))
 
 
-def load_inventory(paths: Sequence[str]) -> tuple[list[ClusterSpec], list[str]]:
-    """KafkaCluster documents (``--clusters``): which clusters to read live and how to reach them."""
-    from topic_operator.manifests import load_manifests
-
-    manifests = load_manifests(paths)
-    return list(manifests.clusters), [str(e) for e in manifests.errors]
-
-
 # -- snapshots ----------------------------------------------------------------------------------------------------
-
-
-_LEADING_CLUSTER: Final = r'^\{"cluster":"([^"\\]*)"'
-"""A line whose first key is ``cluster`` with a plain string value (no escape), as ``kto snapshot`` writes every
-topic row (its keys sorted, and no topic field sorts before ``cluster``): the value is the group key as it
-stands, read without parsing the rest of the line."""
 
 
 def read_snapshots(spark: SparkSession, directory: str | Path) -> DataFrame:
@@ -129,9 +111,9 @@ def read_snapshots(spark: SparkSession, directory: str | Path) -> DataFrame:
     topics, 8 s of the JVM's time for the topic rows alone). The Python stage reads every line again and
     refuses one whose ``cluster`` is not its group's, so a key read wrongly here cannot go unnoticed."""
     lines = spark.read.option("recursiveFileLookup", "true").text(str(directory))
-    leading = F.col("value").rlike(_LEADING_CLUSTER)
+    leading = F.col("value").rlike(LEADING_CLUSTER)
     return lines.select(
-        F.when(leading, F.regexp_extract("value", _LEADING_CLUSTER, 1))
+        F.when(leading, F.regexp_extract("value", LEADING_CLUSTER, 1))
         .otherwise(F.get_json_object("value", "$.cluster"))
         .alias("cluster"),
         "value",
@@ -139,49 +121,7 @@ def read_snapshots(spark: SparkSession, directory: str | Path) -> DataFrame:
     )
 
 
-def check_snapshot_files(directory: str | Path) -> None:
-    """Fail early, naming the directory, when there is nothing to read."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise SnapshotError(f"snapshot directory {root} does not exist")
-    visible = [
-        p
-        for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts)
-    ]
-    if not visible:
-        raise SnapshotError(f"snapshot directory {root} has no files (write them with kto snapshot)")
-
-
 # -- live collection ------------------------------------------------------------------------------------------------
-
-
-def _collect_cluster(name: str, connect: str, timeout: float) -> Iterator[tuple[str, str | None, str | None]]:
-    """Runs in a Spark task: read one cluster as ``kto snapshot`` does and yield its rows as JSON text, or one
-    row carrying the reason the cluster could not be read."""
-    from topic_operator.snapshot_rows import rows_from_cluster
-    from topic_operator.zookeeper.connection import ZooKeeperSettings, connected
-    from topic_operator.zookeeper.snapshot import read_cluster
-
-    try:
-        settings = ZooKeeperSettings(
-            connect=connect, read_only=True, connection_timeout=timeout, session_timeout=max(timeout, 4.0)
-        )
-        with connected(settings) as client:
-            state = read_cluster(client, partition_states=True)
-    except Exception as error:  # every failure becomes a finding; one cluster must not stop the fleet
-        yield name, None, f"{type(error).__name__}: {error}"
-        return
-    if state.cluster_id is None and not state.brokers:
-        yield (
-            name,
-            None,
-            f"{connect} has no /cluster/id and no brokers: not a Kafka cluster (check the chroot)",
-        )
-        return
-    taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    for row in rows_from_cluster(name, state, taken_at):
-        yield name, json.dumps(row, separators=(",", ":"), sort_keys=True), None
 
 
 def collect_live(
@@ -193,7 +133,7 @@ def collect_live(
 
     def collect(partition: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str | None, str | None]]:
         for name, connect in partition:
-            yield from _collect_cluster(name, connect, timeout)
+            yield from collect_cluster(name, connect, timeout)
 
     rdd = spark.sparkContext.parallelize(targets, max(1, len(targets))).mapPartitions(collect)
     rows = spark.createDataFrame(rdd, LIVE_SCHEMA).persist()

@@ -1,0 +1,318 @@
+"""The drift job on one machine without Spark: the same per-cluster function over a pool of processes.
+
+On one machine, Spark's fixed costs (a JVM, its session, its generated code, a shuffle of every snapshot line
+through the JVM and back into Python) cost more than the whole job below a million topics, and still a third
+of it at a million on two cores (issue 13's measurements). This engine keeps everything that decides the
+outputs and drops only the carrier: each cluster is planned by ``arrow_stage.cluster_table``, the function
+Spark's Python tasks run, and the driver writes the outputs with ``results.write_results``, as the Spark engine
+does. The tests hold the two engines' outputs equal, file for file.
+
+How the lines of a cluster come together (Spark's shuffle): each file is read once to learn which clusters it
+holds (``snapshot_files.file_clusters``, a pass that touches only the start of each line); files that share a
+cluster form one task, which reads them again and groups their lines by cluster. ``kto snapshot`` writes one
+file per cluster, so a task is normally one file. A cluster's declared topics travel to its task as Arrow IPC
+bytes (a slice of the Parquet table, or the manifests' specs), so a worker never holds the whole fleet.
+
+Workers are forked from a fresh server process (``forkserver``), never from the driver, which may hold threads
+(a test's Spark gateway, a notebook's), and import only the engine (pyarrow, orjson, the planner).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import multiprocessing
+import os
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW, DESIRED_ARROW
+from topic_operator.drift.arrow_stage import cluster_table
+from topic_operator.drift.live import collect_cluster, live_file
+from topic_operator.drift.progress import Progress
+from topic_operator.drift.results import DriftResult, FleetFacts, write_results
+from topic_operator.drift.snapshot_files import file_clusters, keyed_lines, read_lines, snapshot_files
+from topic_operator.model import ClusterSpec, TopicSpec
+
+__all__ = [
+    "CLUSTER_PHASE",
+    "DeclaredTopics",
+    "EngineError",
+    "collect_live_in_processes",
+    "load_declared",
+    "run_drift_in_processes",
+]
+
+CLUSTER_PHASE: Final = "reading, planning and classifying (processes by cluster)"
+
+T = TypeVar("T")
+
+
+class EngineError(RuntimeError):
+    """A worker process died (killed for memory, most likely): the run cannot finish."""
+
+
+@dataclass(slots=True)
+class DeclaredTopics:
+    """Declared topics by cluster, each cluster's as parts: specs from manifests, Arrow IPC bytes of Parquet
+    rows (``DESIRED_ARROW``)."""
+
+    parts: dict[str, list[list[TopicSpec] | bytes]] = field(default_factory=dict)
+    clusters: dict[str, ClusterSpec] = field(default_factory=dict)
+    """KafkaCluster documents found among the manifests."""
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add_specs(self, specs: Iterable[TopicSpec]) -> None:
+        for cluster, group in itertools.groupby(
+            sorted(specs, key=lambda s: s.cluster), key=lambda s: s.cluster
+        ):
+            self.parts.setdefault(cluster, []).append(list(group))
+
+    def add_table(self, table: Any) -> None:
+        """Parquet rows, split by cluster. Sorted first unless each cluster's rows are already together."""
+        if table.num_rows == 0:
+            return
+        clusters = table.column("cluster").combine_chunks()
+        runs = pc.run_end_encode(clusters)
+        if len(runs.values) != len(pc.unique(clusters)):
+            table = table.take(pc.sort_indices(table, [("cluster", "ascending")]))
+            runs = pc.run_end_encode(table.column("cluster").combine_chunks())
+        start = 0
+        for name, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
+            self.parts.setdefault(name, []).append(_ipc_bytes(table.slice(start, end - start)))
+            start = end
+
+
+def _ipc_bytes(table: Any) -> bytes:
+    """The rows of ``table`` alone (a slice pickles its whole parent's buffers; the IPC stream only its rows)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def _from_ipc(part: list[TopicSpec] | bytes) -> Any:
+    return part if isinstance(part, list) else pa.ipc.open_stream(part).read_all()
+
+
+def load_declared(paths: Sequence[str]) -> DeclaredTopics:
+    """Manifests through ``load_manifests``, ``*.parquet`` (a file or a directory of part files) through pyarrow
+    with the declared-topic schema: a missing column reads as nulls, as with Spark's reader given the schema."""
+    from topic_operator.manifests import load_manifests
+
+    declared = DeclaredTopics()
+    manifest_paths = [p for p in paths if not p.rstrip("/").endswith(".parquet")]
+    if manifest_paths:
+        manifests = load_manifests(manifest_paths)
+        declared.clusters = {c.name: c for c in manifests.clusters}
+        declared.errors = [str(e) for e in manifests.errors]
+        declared.warnings = [str(w) for w in manifests.warnings]
+        declared.add_specs(manifests.topics)
+    for path in (p for p in paths if p.rstrip("/").endswith(".parquet")):
+        try:
+            declared.add_table(pq.read_table(path, schema=DESIRED_ARROW))
+        except pa.ArrowException as error:
+            raise ValueError(f"{path}: not a table of declared-topic rows ({error})") from error
+    return declared
+
+
+# -- what the workers run ---------------------------------------------------------------------------------------
+
+
+def _clusters_of(path: str) -> set[str | None]:
+    return file_clusters(Path(path))
+
+
+def _file_uri(path: str) -> str:
+    """A file as Spark's ``_metadata.file_path`` names it, so that messages read the same under both engines."""
+    return Path(path).absolute().as_uri()
+
+
+def _task_rows(
+    files: Sequence[str],
+    declared: Mapping[str, Sequence[list[TopicSpec] | bytes]],
+    *,
+    settings: Mapping[str, ClusterSpec],
+    unreachable: Mapping[str, str],
+    seed: int,
+    sample_size: int,
+) -> Any:
+    """One task: the lines of ``files`` grouped by cluster, each cluster (and each declared cluster without
+    lines) through ``cluster_table``; their rows as one table."""
+    texts: dict[str | None, list[str]] = {}
+    origins: dict[str | None, list[str]] = {}
+    for path in files:
+        uri = _file_uri(path)
+        for key, line in keyed_lines(read_lines(Path(path))):
+            if not line.strip():
+                continue  # skipped by the job: it groups under no cluster
+            texts.setdefault(key, []).append(line.decode("utf-8", "surrogateescape"))
+            origins.setdefault(key, []).append(uri)
+    names = list(texts) + [name for name in declared if name not in texts]
+    rows = [
+        cluster_table(
+            name,
+            [_from_ipc(part) for part in declared.get(name, ())] if name is not None else [],
+            texts.get(name, []),
+            origins.get(name, []),
+            settings=settings,
+            unreachable=unreachable,
+            seed=seed,
+            sample_size=sample_size,
+            schema=CLUSTER_DRIFT_ARROW,
+        )
+        for name in names
+    ]
+    return pa.concat_tables(rows) if rows else CLUSTER_DRIFT_ARROW.empty_table()
+
+
+# -- the driver -------------------------------------------------------------------------------------------------
+
+
+def _pool(processes: int) -> ProcessPoolExecutor:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["topic_operator.drift.processes"])
+    return ProcessPoolExecutor(max_workers=processes, mp_context=context)
+
+
+def _results(futures: Sequence[Future[T]]) -> list[T]:
+    try:
+        return [future.result() for future in futures]
+    except BrokenProcessPool as error:
+        raise EngineError(
+            "a worker process of kto drift died (killed by the system, most likely for memory): run with "
+            "fewer --processes, or on Spark (--engine spark)"
+        ) from error
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    files: tuple[str, ...]
+    clusters: frozenset[str | None]
+    size: int
+
+
+def _tasks(clusters_by_file: Mapping[str, set[str | None]]) -> list[_Task]:
+    """Files that share a cluster, joined into one task (union-find over the clusters); largest first, so that
+    the pool's last tasks are its small ones."""
+    parent: dict[str, str] = {path: path for path in clusters_by_file}
+
+    def root(path: str) -> str:
+        while parent[path] != path:
+            parent[path] = parent[parent[path]]
+            path = parent[path]
+        return path
+
+    holder: dict[str | None, str] = {}
+    for path, clusters in clusters_by_file.items():
+        for cluster in clusters:
+            if cluster is None:
+                continue  # lines without a cluster are problems of their own file: nothing to bring together
+            if cluster in holder:
+                parent[root(path)] = root(holder[cluster])
+            else:
+                holder[cluster] = path
+    groups: dict[str, list[str]] = {}
+    for path in clusters_by_file:
+        groups.setdefault(root(path), []).append(path)
+    tasks = [
+        _Task(
+            tuple(sorted(paths)),
+            frozenset(c for p in paths for c in clusters_by_file[p]),
+            sum(os.path.getsize(p) for p in paths),
+        )
+        for paths in groups.values()
+    ]
+    return sorted(tasks, key=lambda t: (-t.size, t.files))
+
+
+def run_drift_in_processes(
+    declared: DeclaredTopics,
+    snapshot_dir: Path,
+    facts: FleetFacts,
+    out: Path,
+    *,
+    seed: int = 0,
+    processes: int | None = None,
+    progress: Progress | None = None,
+    report_rows_per_cluster: int = 50,
+) -> DriftResult:
+    """The drift run on ``processes`` worker processes (default: one per core); the same outputs as
+    ``job.run_drift`` on the same inputs."""
+    progress = progress if progress is not None else Progress(None)
+    workers = processes or os.cpu_count() or 1
+    files = [str(path) for path in snapshot_files(snapshot_dir)]
+    run = functools.partial(
+        _task_rows,
+        settings=dict(facts.clusters),
+        unreachable=dict(facts.unreachable),
+        seed=seed,
+        sample_size=report_rows_per_cluster,
+    )
+    with progress.phase(CLUSTER_PHASE), _pool(workers) as pool:
+        clusters_by_file = dict(
+            zip(files, _results([pool.submit(_clusters_of, f) for f in files]), strict=True)
+        )
+        tasks = _tasks(clusters_by_file)
+        seen = set().union(*(t.clusters for t in tasks)) if tasks else set()
+        futures = [
+            pool.submit(run, t.files, {c: declared.parts[c] for c in t.clusters if c in declared.parts})
+            for t in tasks
+        ]
+        unseen = sorted(set(declared.parts) - seen)
+        for batch in _batches(unseen, workers):
+            futures.append(pool.submit(run, (), {c: declared.parts[c] for c in batch}))
+        progress.say(f"  {len(files)} files in {len(tasks)} tasks on {workers} processes")
+        tables = _results(futures)
+    table = pa.concat_tables(tables) if tables else CLUSTER_DRIFT_ARROW.empty_table()
+    return write_results(table, facts, out, seed=seed, progress=progress)
+
+
+def _batches(names: Sequence[str], count: int) -> list[Sequence[str]]:
+    """``names`` in at most ``count`` batches of about equal length."""
+    size = max(1, -(-len(names) // max(1, count)))
+    return [names[i : i + size] for i in range(0, len(names), size)]
+
+
+# -- live collection --------------------------------------------------------------------------------------------
+
+
+def collect_live_in_processes(
+    clusters: Sequence[ClusterSpec], directory: Path, *, timeout: float, processes: int | None = None
+) -> dict[str, str]:
+    """Read ``clusters`` in parallel, one task each, and write their rows under ``directory`` as the Spark
+    engine lays them out (``cluster=<name>/part-*``), replacing what was there. Returns the clusters that could
+    not be read, with the reason."""
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    workers = min(len(clusters), processes or os.cpu_count() or 1) or 1
+    collect: Callable[[str, str], str | None] = functools.partial(
+        _collect_to_file, directory=str(directory), timeout=timeout
+    )
+    with _pool(workers) as pool:
+        reasons = _results([pool.submit(collect, c.name, c.zookeeper_connect) for c in clusters])
+    return {c.name: reason for c, reason in zip(clusters, reasons, strict=True) if reason is not None}
+
+
+def _collect_to_file(name: str, connect: str, *, directory: str, timeout: float) -> str | None:
+    lines: list[str] = []
+    for _, value, error in collect_cluster(name, connect, timeout):
+        if error is not None:
+            return error
+        assert value is not None
+        lines.append(value)
+    path = live_file(Path(directory), name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return None
