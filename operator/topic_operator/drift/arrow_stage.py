@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from topic_operator.drift.cluster_drift import ClusterDrift, cluster_drift
 from topic_operator.drift.desired_rows import spec_from_row
@@ -111,6 +112,16 @@ def cluster_table(
         gc.enable()
 
 
+def _texts(values: Any) -> list[str]:
+    """The lines as ``str``. Spark's text source passes bytes that are not UTF-8 through unchanged, which
+    ``to_pylist`` cannot decode: those are kept as lone surrogates, which orjson refuses, so the line is
+    reported as unreadable with its file named, as the process engine reports it."""
+    try:
+        return list(values.to_pylist())
+    except UnicodeDecodeError:
+        return [line.decode("utf-8", "surrogateescape") for line in pc.cast(values, pa.binary()).to_pylist()]
+
+
 def run_cluster(
     key: tuple[Any, ...],
     declared: Any,
@@ -127,7 +138,7 @@ def run_cluster(
     return cluster_table(
         key[0].as_py(),
         [declared],
-        lines.column("value").to_pylist(),
+        _texts(lines.column("value")),
         lines.column("file").to_pylist(),
         settings=settings,
         unreachable=unreachable,

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the conventional alias
 
 from topic_operator.drift.cluster_drift import SnapshotError
+from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.desired_rows import spec_to_row
 from topic_operator.drift.live import collect_cluster
 from topic_operator.drift.schema import DESIRED_SCHEMA, LIVE_SCHEMA
@@ -81,6 +82,10 @@ def load_desired(spark: SparkSession, paths: Sequence[str]) -> DesiredInput:
         warnings = [str(w) for w in manifests.warnings]
         frames.append(desired_frame(spark, manifests.topics))
     for path in (p for p in paths if _is_parquet(p)):
+        if (
+            "://" not in path
+        ):  # a local (or mounted) table is checked on the driver; a remote one by the tasks
+            read_declared_table(path, columns=[])
         frames.append(desired_columns(spark.read.schema(DESIRED_SCHEMA).parquet(path)))
     frame = frames[0]
     for other in frames[1:]:

@@ -33,10 +33,10 @@ from typing import Any, Final, TypeVar
 
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW, DESIRED_ARROW
+from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
+from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.live import collect_cluster, live_file
 from topic_operator.drift.progress import Progress
 from topic_operator.drift.results import DriftResult, FleetFacts, write_results
@@ -107,7 +107,7 @@ def _from_ipc(part: list[TopicSpec] | bytes) -> Any:
 
 def load_declared(paths: Sequence[str]) -> DeclaredTopics:
     """Manifests through ``load_manifests``, ``*.parquet`` (a file or a directory of part files) through pyarrow
-    with the declared-topic schema: a missing column reads as nulls, as with Spark's reader given the schema."""
+    with the declared-topic schema, checked (``declared_table``)."""
     from topic_operator.manifests import load_manifests
 
     declared = DeclaredTopics()
@@ -119,10 +119,7 @@ def load_declared(paths: Sequence[str]) -> DeclaredTopics:
         declared.warnings = [str(w) for w in manifests.warnings]
         declared.add_specs(manifests.topics)
     for path in (p for p in paths if p.rstrip("/").endswith(".parquet")):
-        try:
-            declared.add_table(pq.read_table(path, schema=DESIRED_ARROW))
-        except pa.ArrowException as error:
-            raise ValueError(f"{path}: not a table of declared-topic rows ({error})") from error
+        declared.add_table(read_declared_table(path))
     return declared
 
 
@@ -134,8 +131,9 @@ def _clusters_of(path: str) -> set[str | None]:
 
 
 def _file_uri(path: str) -> str:
-    """A file as Spark's ``_metadata.file_path`` names it, so that messages read the same under both engines."""
-    return Path(path).absolute().as_uri()
+    """A file as Spark's ``_metadata.file_path`` names it (Hadoop's ``file:/abs/path``), so that messages read
+    the same under both engines."""
+    return "file:" + Path(path).absolute().as_uri().removeprefix("file://")
 
 
 def _task_rows(
