@@ -5,28 +5,30 @@ Each size is a generated fleet (1M: 200 clusters x 5,000 topics; 12 partitions o
 empty broker). The inputs -- ``kto snapshot`` JSON-lines files and a Parquet table of declared-topic rows -- are
 written once under ``--data`` and reused by later runs.
 
-Each size is then measured three ways in the same run, each a process of its own timed from its start to its exit
+Each size is then measured four ways in the same run, each a process of its own timed from its start to its exit
 (what a user waits for), with its whole process tree (driver, JVM, Python workers) sampled for peak resident
 memory:
 
 - **floor**: what any Spark job pays before doing anything of its own: start a ``--master`` session (default
   ``local[2]``, the settings ``kto drift`` uses) in a fresh process and read the snapshot files once
   (``spark.read.text(...).count()``);
-- **kto drift**: the real command, ``kto drift --master ... --desired desired.parquet --snapshots ... --out ...``;
+- **kto drift**: the real command as a user types it, ``kto drift --desired desired.parquet --snapshots ...
+  --out ...``: the default engine, which with no master is a pool of processes, one per core;
+- **on Spark**: the same with ``--engine spark --master ...`` (default ``local[2]``): the Spark engine;
 - **single**: one Python process doing the same work with the same code: ``cluster_drift.cluster_drift`` (what
   each of the job's Python tasks runs: the snapshot lines read, the engine's ``plan``, the rules) on each cluster
   in turn, writing the same plans, Parquet, summary and report. Its outputs are compared with ``kto drift``'s:
-  the same findings, the same plan files and the same summary totals, or the bench fails.
+  the same findings, the same plan files and the same summary totals, or the bench fails (both engines' are).
 
-``--repeat N`` measures each of the three N times (interleaved, so that a neighbour's load falls on all of them)
-and keeps the best of each: the machine is shared. Prints a table (wall times, ``kto drift`` / floor and
-single / ``kto drift``, peak memory) and, with ``--profile``, where ``kto drift``'s time goes: the start (process,
+``--repeat N`` measures each of the four N times (interleaved, so that a neighbour's load falls on all of them)
+and keeps the best of each: the machine is shared. Prints a table (wall times, each ``kto drift`` / floor and
+single / ``kto drift``, peak memory; ``--skip-spark`` and ``--skip-single`` leave those runs out) and, with ``--profile``, where ``kto drift``'s time goes: the start (process,
 imports, JVM and session), each phase of the job from ``summary.json``, the Python plan stage summed over its
 tasks, and a cProfile of the plan stage on one cluster. ``--warm`` also runs the job twice inside one process
 (``run_drift``), to show what is left once the JVM's JIT has warmed up.
 
-Targets (issue 13): 10k topics <= 1.5x the floor; 100k <= 2x the floor and no slower than one process; 1M <= 60 s
-and <= 4 GiB peak. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] [--repeat 2] [--profile]``.
+Targets (issue 13), held by ``kto drift`` as a user runs it: 10k topics <= 1.5x the floor; 100k <= 2x the floor
+and no slower than one process; 1M <= 60 s and <= 4 GiB peak. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] [--repeat 2] [--profile]``.
 """
 
 from __future__ import annotations
@@ -249,10 +251,12 @@ def run_floor(directory: Path, master: str) -> dict[str, Any]:
     return {"lines": lines}
 
 
-def kto_drift_command(directory: Path, out: Path, master: str) -> list[str]:
-    """``kto drift`` exactly as a user types it for the generated fleet (the console script of this venv)."""
+def kto_drift_command(directory: Path, out: Path, master: str | None) -> list[str]:
+    """``kto drift`` exactly as a user types it for the generated fleet (the console script of this venv):
+    with no master, the default engine (``auto``: a pool of processes, one per core); with one, on Spark."""
     kto = Path(sys.executable).parent / "kto"
-    return [str(kto), "drift", "--master", master, "--desired", str(directory / "desired.parquet"),
+    spark = ["--engine", "spark", "--master", master] if master is not None else []
+    return [str(kto), "drift", *spark, "--desired", str(directory / "desired.parquet"),
             "--snapshots", str(directory / "snapshots"), "--out", str(out), "-q"]  # fmt: skip
 
 
@@ -444,47 +448,69 @@ class SizeFigures:
     single: Measured | None
     kto_summary: dict[str, Any]
     warm: Measured | None = None
+    spark: Measured | None = None
+    """``kto drift --engine spark --master ...``: the Spark engine on the same inputs."""
+    spark_summary: dict[str, Any] | None = None
 
 
 def measure_size(
-    size: Size, root: Path, master: str, repeat: int, with_single: bool, warm: bool
+    size: Size, root: Path, master: str, repeat: int, with_single: bool, warm: bool, with_spark: bool
 ) -> SizeFigures:
-    """Floor, ``kto drift`` and single, ``repeat`` times interleaved; the best (shortest) of each is kept."""
+    """Floor, ``kto drift`` (the default engine), ``kto drift`` on Spark and single, ``repeat`` times
+    interleaved; the best (shortest) of each is kept."""
     directory = root / size.name
-    out = directory / "out-kto"
+    out, spark_out = directory / "out-kto", directory / "out-spark"
     floors: list[Measured] = []
     ktos: list[tuple[Measured, dict[str, Any]]] = []
+    sparks: list[tuple[Measured, dict[str, Any]]] = []
     singles: list[Measured] = []
     for round_number in range(1, repeat + 1):
         floors.append(measured(_child("floor", size, root, master)))
-        kto = measured(kto_drift_command(directory, out, master), exit_codes=(0, 2))
+        kto = measured(kto_drift_command(directory, out, None), exit_codes=(0, 2))
         ktos.append((kto, json.loads((out / "summary.json").read_text())))
+        if with_spark:
+            on_spark = measured(kto_drift_command(directory, spark_out, master), exit_codes=(0, 2))
+            sparks.append((on_spark, json.loads((spark_out / "summary.json").read_text())))
         if with_single:
             singles.append(measured(_child("single", size, root, master)))
         print(
             f"  {size.name} round {round_number}: floor {floors[-1].wall:.1f} s, kto drift {kto.wall:.1f} s"
+            + (f", on Spark {sparks[-1][0].wall:.1f} s" if sparks else "")
             + (f", single {singles[-1].wall:.1f} s" if singles else "")
         )
     best_kto, summary = min(ktos, key=lambda pair: pair[0].wall)
+    best_spark, spark_summary = min(sparks, key=lambda pair: pair[0].wall) if sparks else (None, None)
     single = min(singles, key=lambda m: m.wall) if singles else None
     if single is not None:
-        problems = output_differences(out, directory / "out-single")
-        if problems:
-            raise SystemExit(f"{size.name}: kto drift and the single process disagree: {'; '.join(problems)}")
+        for name, produced in (("kto drift", out), ("kto drift on Spark", spark_out if sparks else None)):
+            problems = output_differences(produced, directory / "out-single") if produced is not None else []
+            if problems:
+                raise SystemExit(
+                    f"{size.name}: {name} and the single process disagree: {'; '.join(problems)}"
+                )
     hot = measured(_child("warm", size, root, master)) if warm else None
-    return SizeFigures(size, min(floors, key=lambda m: m.wall), best_kto, single, summary, hot)
+    return SizeFigures(
+        size, min(floors, key=lambda m: m.wall), best_kto, single, summary, hot, best_spark, spark_summary
+    )
+
+
+def _time_split(label: str, name: str, wall: float, summary: dict[str, Any]) -> str:
+    phases = summary["timings_seconds"]
+    start = wall - sum(phases.values())
+    parts = [f"start and stop {start:.1f}"] + [f"{phase} {seconds:.1f}" for phase, seconds in phases.items()]
+    text = f"{name}: {label} {wall:.1f} s = " + ", ".join(parts)
+    plan = summary["inputs"].get("python_plan_seconds")
+    if plan is not None:
+        text += f"\n{name}: {label}: the per-cluster stage, summed over its tasks: {plan:.1f} s"
+    return text
 
 
 def where_the_time_goes(figures: SizeFigures) -> str:
-    """``kto drift``'s wall time split: its start and stop (process, imports, JVM, session; the rest of the wall
-    time) and each phase the job timed (``summary.json``)."""
-    phases = figures.kto_summary["timings_seconds"]
-    start = figures.kto.wall - sum(phases.values())
-    parts = [f"start and stop {start:.1f}"] + [f"{name} {seconds:.1f}" for name, seconds in phases.items()]
-    plan = figures.kto_summary["inputs"].get("python_plan_seconds")
-    text = f"{figures.size.name}: kto drift {figures.kto.wall:.1f} s = " + ", ".join(parts)
-    if plan is not None:
-        text += f"\n{figures.size.name}: Python plan stage, summed over its tasks: {plan:.1f} s"
+    """Each ``kto drift`` run's wall time split: its start and stop (process, imports, and for Spark the JVM and
+    session; the rest of the wall time) and each phase the job timed (``summary.json``)."""
+    text = _time_split("kto drift", figures.size.name, figures.kto.wall, figures.kto_summary)
+    if figures.spark is not None and figures.spark_summary is not None:
+        text += "\n" + _time_split("on Spark", figures.size.name, figures.spark.wall, figures.spark_summary)
     return text
 
 
@@ -515,6 +541,7 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1, help="measure each run N times and keep the best")
     parser.add_argument("--skip-single", action="store_true", help="without the single process")
+    parser.add_argument("--skip-spark", action="store_true", help="without kto drift on Spark")
     parser.add_argument(
         "--warm", action="store_true", help="also time the job run twice in one process (the JIT warm)"
     )
@@ -538,17 +565,21 @@ def main() -> int:
     measurements = []
     for size in chosen:
         ensure_fleet(size, root)
-        figures = measure_size(size, root, args.master, max(1, args.repeat), not args.skip_single, args.warm)
+        figures = measure_size(
+            size, root, args.master, max(1, args.repeat), not args.skip_single, args.warm, not args.skip_spark
+        )
         measurements.append(figures)
         if args.profile:
             print(where_the_time_goes(figures))
     print(
-        f"\n{args.master} on {os.cpu_count()} cores; every time is a process's start to its exit, the best of "
-        f"{max(1, args.repeat)}; findings and plans of kto drift and the single process compared equal."
+        f"\n{os.cpu_count()} cores; kto drift: the default engine (processes); on Spark: --engine spark --master "
+        f"{args.master}; floor: a {args.master} session and one read. Every time is a process's start to its exit, "
+        f"the best of {max(1, args.repeat)}; findings and plans of each run and the single process compared equal."
     )
     header = (
         f"{'topics':>9} {'clusters':>8} {'findings':>8} | {'floor s':>7} | {'kto drift s':>11} {'/ floor':>7} "
-        f"{'peak GiB':>8} | {'single s':>8} {'peak GiB':>8} | {'single / kto':>12}"
+        f"{'peak GiB':>8} | {'on Spark s':>10} {'/ floor':>7} {'peak GiB':>8} | {'single s':>8} {'peak GiB':>8} "
+        f"| {'single / kto':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -561,6 +592,11 @@ def main() -> int:
             f"{size.total:>9,} {size.clusters:>8} {findings:>8,} | {floor.wall:>7.1f} | {kto.wall:>11.1f} "
             f"{ratio:>6.2f}x {kto.peak / 2**30:>8.2f} | "
         )
+        if figures.spark is not None:
+            spark = figures.spark
+            line += f"{spark.wall:>10.1f} {spark.wall / floor.wall:>6.2f}x {spark.peak / 2**30:>8.2f} | "
+        else:
+            line += f"{'-':>10} {'-':>7} {'-':>8} | "
         if single is not None:
             line += f"{single.wall:>8.1f} {single.peak / 2**30:>8.2f} | {single.wall / kto.wall:>11.2f}x"
         print(line)
