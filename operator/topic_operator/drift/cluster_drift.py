@@ -22,6 +22,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from itertools import chain, compress, product
+from operator import gt, itemgetter
 from typing import Any, Final
 
 import orjson
@@ -219,11 +221,41 @@ class _Observer:
         self.brokers = brokers
         self.topics: dict[str, TopicState] = {}
         self.health: list[Finding] = []
-        self.replicas: Counter[int] = Counter()
-        self.leaders: Counter[int] = Counter()
+        self._replicas: Counter[int] = Counter()
+        self._leaders: Counter[int] = Counter()
+        self._uncounted: list[tuple[Sequence[int], Sequence[int]]] = []
+        """Added topics' replica and leader ids not counted yet: counted in batches, cheaper than a
+        ``Counter.update`` per topic, to the same counters."""
         self.narrow_placements: dict[tuple[int, ...], bool] = {}
         """Whether a placement (a replica tuple) spans fewer racks than it should, by placement: a cluster has
         far fewer distinct placements than partitions."""
+        self.leading = frozenset(b for b in brokers.live if b >= 0)
+        """The brokers a partition's leader must be one of for it not to be offline: live, and not below 0."""
+        self.layouts: dict[bytes, _Layout] = {}
+        """What a topic's partitions and partition states come to, by their JSON (``_layout``)."""
+        self.layout_partitions = 0
+        """The partitions of the layouts remembered, which are at most ``_LAYOUT_PARTITIONS``."""
+        self.partition_keys: dict[tuple[str, ...], _Keys] = {}
+        """A topic's partition keys -> them read as ints (``_keys``): topics share a handful ("0", "1", "10",
+        "11", "2"..., as ``kto snapshot`` sorts them)."""
+
+    @property
+    def replicas(self) -> Counter[int]:
+        """Replicas per broker id, over the topics added."""
+        self._count()
+        return self._replicas
+
+    @property
+    def leaders(self) -> Counter[int]:
+        """Leaders per broker id, over the topics added."""
+        self._count()
+        return self._leaders
+
+    def _count(self) -> None:
+        uncounted = self._uncounted
+        self._replicas.update(chain.from_iterable(replica_ids for replica_ids, _ in uncounted))
+        self._leaders.update(chain.from_iterable(leaders for _, leaders in uncounted))
+        uncounted.clear()
 
     def add(self, row: Mapping[str, Any]) -> str | None:
         """Add one topic row; None, or why the row is not of the snapshot format (nothing is added then)."""
@@ -233,9 +265,117 @@ class _Observer:
             return "not a JSON snapshot row of the expected types (partitions, partition_states)"
 
     def _add(self, row: Mapping[str, Any]) -> str | None:
-        # The hot loop of the job: a million topics at 1M, a dozen partitions each. Types are checked on whole
-        # lists at once (``set(map(type, ...))`` runs in C) rather than per value, and keys with ``int`` as
-        # ``snapshot_rows`` reads them; anything else malformed raises, and ``add`` names the row's fields.
+        # The hot loop of the job: a million topics at 1M, a dozen partitions each. A row as ``kto snapshot``
+        # writes it is added by ``_add_usual`` from what the JSON of its partitions and states comes to, most
+        # often remembered from another topic; any other row, malformed or not, by ``_add_any``, one partition
+        # at a time, which decides what it is worth. ``_add_usual`` adds a row only when ``_add_any`` would add
+        # the same, and otherwise adds nothing (it only fills its caches).
+        try:
+            added = self._add_usual(row)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            added = False
+        return None if added else self._add_any(row)
+
+    def _add_usual(self, row: Mapping[str, Any]) -> bool:
+        """Add a row whose fields are all of their type and whose partitions and states make a ``_layout``;
+        False, having added nothing, for any other row."""
+        if tuple(map(type, map(row.get, _TOPIC_FIELDS))) not in _USUAL_FIELD_TYPES:
+            return False
+        config = row.get("config")
+        if config and not {*map(type, config.values())} <= _STR_ONLY:
+            return False
+        raw_partitions, raw_states = row["partitions"], row.get("partition_states")
+        text = orjson.dumps((raw_partitions, raw_states))
+        layout = self.layouts.get(text)
+        if layout is None:
+            layout = self._layout(raw_partitions, raw_states, text)
+            if layout is None:
+                return False
+        partitions, replica_ids, leaders, lagging, offline, narrow = layout
+        name = row["topic"]
+        self.topics[name] = topic_state_from_row(row, partitions.copy())  # the plan reads no partition states
+        self._uncounted.append((replica_ids, leaders))
+        if len(self._uncounted) >= _COUNT_BATCH:
+            self._count()
+        if lagging or offline or narrow:
+            racks = self.brokers.racks
+            self.health += topic_health_findings(self.cluster, name, [*lagging], [*offline], [*narrow], racks)
+        return True
+
+    def _layout(self, raw_partitions: Any, raw_states: Any, text: bytes) -> _Layout | None:
+        """What a topic's partitions and states (``text``, their JSON) come to, remembered; None unless they are
+        ``kto snapshot``'s: lists of ints by partition, states of exactly ``isr`` (a list of ints) and
+        ``leader`` (an int) in that order, for exactly the partitions in their order.
+
+        Types are checked on ``text``: every replica, ISR and leader id is an int when ``text`` is made of
+        the expected brackets, braces, key quotes and key names once number characters are deleted (a float,
+        bool, string or null leaves letters, a dot or quotes, a nested or missing list brackets). That holds of
+        rows as orjson parses them, the only ones ``_observe`` reads: their JSON integers are ``int``, never
+        ``bool``, and two of their values have the same JSON only when they are equal, types and order alike,
+        so the layout of a row whose JSON was seen before is the one remembered."""
+        names = tuple(raw_partitions)
+        keyed = self.partition_keys.get(names) or self._keys(names)
+        keys, template, bare, stated = keyed
+        if raw_states is not None and tuple(raw_states) != names:
+            return None
+        if text.translate(None, _NUMBER_BYTES) != (bare if raw_states is None else stated):
+            return None
+        values = list(raw_partitions.values())
+        placements = list(map(tuple, values))
+        partitions = template.copy()
+        partitions.update(zip(keys, placements, strict=True))
+        narrow_placements = self.narrow_placements
+        known = list(map(narrow_placements.get, placements))
+        if None in known:  # most partitions repeat a placement seen before: one lookup
+            known = [self._narrow(p) if n is None else n for p, n in zip(placements, known, strict=True)]
+        narrow = tuple(compress(keys, known))
+        lagging: tuple[int, ...] = ()
+        offline: tuple[int, ...] = ()
+        if raw_states is None:
+            leaders = tuple(r[0] for r in placements if r)
+        else:
+            states = list(raw_states.values())
+            isrs = list(map(_ISR, states))  # a key spelled otherwise ("is-r", equal once numbers go) raises
+            leaders = tuple(map(_LEADER, states))
+            if isrs != values:  # an ISR as long as its replicas, in their order, is the usual one
+                lagging = tuple(compress(keys, map(gt, map(len, placements), map(len, isrs))))
+            leading = self.leading
+            if not leading.issuperset(leaders):  # a leader below 0 or not live
+                offline = tuple(p for p, leader in zip(keys, leaders, strict=True) if leader not in leading)
+                leaders = tuple(leader for leader in leaders if leader >= 0)
+        count = len(keys)
+        layout = partitions, tuple(chain.from_iterable(values)), leaders, lagging, offline, narrow
+        if self.layout_partitions + count <= _LAYOUT_PARTITIONS:
+            # A copy: the bytes orjson returns keep the whole buffer it wrote them in, kilobytes.
+            self.layouts[memoryview(text).tobytes()] = layout
+            self.layout_partitions += count
+        return layout
+
+    def _keys(self, names: tuple[str, ...]) -> _Keys:
+        """A topic's partition keys read as ints, remembered with what ``_layout`` expects of them; a key int()
+        does not read raises, and two keys of one int ("1" and "01") raise a KeyError, as ``_add_any``
+        reads such a row otherwise (it lists a narrow partition as often as its keys)."""
+        keys = list(map(int, names))
+        template: dict[int, tuple[int, ...]] = dict.fromkeys(keys, ())
+        if len(template) != len(keys):
+            raise KeyError(names)
+        shape = _PARTITIONS_SHAPE * len(keys)
+        keyed = keys, template, b"[{%s}null]" % shape, b"[{%s}{%s}]" % (shape, _STATE_SHAPE * len(keys))
+        if len(self.partition_keys) < _PARTITION_KEYS:
+            self.partition_keys[names] = keyed
+        return keyed
+
+    def _narrow(self, placed: tuple[int, ...]) -> bool:
+        """Whether ``placed`` spans fewer racks than it should, remembered."""
+        spanned = set(map(self.brokers.rack_of.get, placed))
+        spanned.discard(None)
+        narrow = self.narrow_placements[placed] = len(spanned) < min(len(placed), self.brokers.racks)
+        return narrow
+
+    def _add_any(self, row: Mapping[str, Any]) -> str | None:
+        # Any row, one partition at a time. Types are checked on whole lists at once (``set(map(type, ...))``
+        # runs in C) rather than per value, and keys with ``int`` as ``snapshot_rows`` reads them; anything else
+        # malformed raises, and ``add`` names the row's fields.
         for name in _TOPIC_FIELDS:
             value = row.get(name)
             if value is not None and not _FIELD_TYPES[name](value):
@@ -291,8 +431,7 @@ class _Observer:
                     offline.append(partition)
         name = row["topic"]
         self.topics[name] = topic_state_from_row(row, partitions)  # the plan does not read partition states
-        self.replicas.update(replica_ids)
-        self.leaders.update(leaders)
+        self._uncounted.append((replica_ids, leaders))
         if lagging or offline or narrow:
             self.health += topic_health_findings(self.cluster, name, lagging, offline, narrow, racks)
         return None
@@ -307,6 +446,58 @@ _TOPIC_FIELDS: Final = (
 )
 """The scalar and map fields of a topic row, checked by type: its time and every field the planner reads but the
 topic's name (checked with the row) and its partitions (checked, with their states, as they are read)."""
+
+_FIELD_TYPE: Final[dict[str, type]] = {
+    "taken_at": str,
+    "topic_id": str,
+    "config": dict,  # and its values str, checked apart
+    "topic_znode_version": int,
+    "config_znode_version": int,
+    "topic_marked_for_deletion": bool,
+    "reassignment_in_progress": bool,
+}
+"""The type ``_FIELD_TYPES`` checks each of ``_TOPIC_FIELDS`` to be when it is not null (a field added to
+``_TOPIC_FIELDS`` needs its type here)."""
+
+_USUAL_FIELD_TYPES: Final = frozenset(product(*((type(None), _FIELD_TYPE[name]) for name in _TOPIC_FIELDS)))
+"""Every combination of types ``_TOPIC_FIELDS`` may have (null or absent, or their type): one set lookup checks
+a row's fields, but for the values of its config."""
+
+_Layout = tuple[
+    dict[int, tuple[int, ...]],
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[int, ...],
+    tuple[int, ...],
+]
+"""A topic's partitions, replica ids, leaders (not below 0) and its under-replicated, offline and rack-narrow
+partitions, by partition order."""
+
+_Keys = tuple[list[int], dict[int, tuple[int, ...]], bytes, bytes]
+"""A topic's partition keys as ints, a dict of them to fill, and its layout's expected shape without and with
+partition states (``_Observer._keys``)."""
+
+_PARTITION_KEYS: Final = 1024
+"""The partition key lists an observer remembers at most."""
+
+_LAYOUT_PARTITIONS: Final = 1 << 14
+"""The partitions of the layouts an observer remembers at most: some 3 MB (a layout of a dozen partitions takes
+some 2.5 kB), where the clusters of the 1M benchmark have 6,700 each."""
+
+_NUMBER_BYTES: Final = b"0123456789-,:"
+"""What JSON numbers are written with, and the separators: deleted from a layout's JSON, its shape is left."""
+
+_PARTITIONS_SHAPE: Final = b'""[]'
+_STATE_SHAPE: Final = b'""{"isr"[]"leader"}'
+"""One partition's replica list and one state, as ``kto snapshot`` writes them, once ``_NUMBER_BYTES`` are gone."""
+
+_COUNT_BATCH: Final = 1024
+"""Topics whose replica and leader ids are counted at once."""
+
+_STR_ONLY: Final = frozenset({str})
+_ISR: Final = itemgetter("isr")
+_LEADER: Final = itemgetter("leader")
 
 _HEADER_CHECKS: Final = tuple(name for name in _FIELD_TYPES if name not in ("partitions", "partition_states"))
 """What is checked by type on every header row (a schema 1 row is a header and a topic row)."""
