@@ -69,3 +69,12 @@ def test_plan_file_names_stay_inside_the_plans_directory() -> None:
     assert plan_file_name("prod-eu.1") == "prod-eu.1.json"
     assert plan_file_name("../etc/passwd") == "%2E%2E%2Fetc%2Fpasswd.json"
     assert plan_file_name(".hidden") == "%2Ehidden.json"
+
+
+def test_spec_from_values_takes_the_declared_columns_in_their_order() -> None:
+    import inspect
+
+    from topic_operator.drift.arrow_schemas import DESIRED_ARROW
+    from topic_operator.drift.desired_rows import spec_from_values
+
+    assert tuple(inspect.signature(spec_from_values).parameters) == tuple(DESIRED_ARROW.names)

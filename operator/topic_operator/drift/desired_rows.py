@@ -14,13 +14,13 @@ canonical strings the manifest loader produces (``validate_topic_config``'s outp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 from topic_operator.kafka.assignment import RackAwareMode
 from topic_operator.model import ApplyMode, DeletionPolicy, TopicSpec
 
-__all__ = ["spec_from_row", "spec_to_row"]
+__all__ = ["spec_from_row", "spec_from_values", "spec_to_row"]
 
 
 def spec_to_row(spec: TopicSpec) -> dict[str, Any]:
@@ -42,18 +42,55 @@ def spec_to_row(spec: TopicSpec) -> dict[str, Any]:
 
 
 def spec_from_row(row: Mapping[str, Any]) -> TopicSpec:
-    assignment = row.get("replica_assignment")
+    return spec_from_values(
+        row["cluster"],
+        row["topic"],
+        row["partitions"],
+        row["replicas"],
+        row.get("config"),
+        row.get("replica_assignment"),
+        row.get("rack_aware_mode"),
+        row.get("deletion_policy"),
+        row.get("mode"),
+        row.get("source"),
+    )
+
+
+_RACK_AWARE_MODES: Final = {m.value: m for m in RackAwareMode}
+_DELETION_POLICIES: Final = {p.value: p for p in DeletionPolicy}
+_APPLY_MODES: Final = {m.value: m for m in ApplyMode}
+
+
+def spec_from_values(
+    cluster: str,
+    topic: str,
+    partitions: Any,
+    replicas: Any,
+    config: Mapping[str, str] | Iterable[tuple[str, str]] | None,
+    replica_assignment: Mapping[str, Iterable[int]] | Iterable[tuple[str, Iterable[int]]] | None,
+    rack_aware_mode: str | None,
+    deletion_policy: str | None,
+    mode: str | None,
+    source: str | None,
+) -> TopicSpec:
+    """A row's values in the schema's column order (``DESIRED_ARROW.names``, the parameters' order: a test holds
+    them equal; maps as mappings or as Arrow's key-value pairs): what a
+    Spark task converts a million times at 1M, so the enums are looked up in dicts (an unknown spelling still
+    raises the enum's ``ValueError``)."""
+    assignment = None if replica_assignment is None else dict(replica_assignment)
     return TopicSpec(
-        cluster=row["cluster"],
-        name=row["topic"],
-        partitions=int(row["partitions"]),
-        replicas=int(row["replicas"]),
-        config=dict(row.get("config") or {}),
+        cluster=cluster,
+        name=topic,
+        partitions=int(partitions),
+        replicas=int(replicas),
+        config=dict(config or {}),
         replica_assignment=None
         if assignment is None
         else {int(p): tuple(int(b) for b in replicas) for p, replicas in assignment.items()},
-        rack_aware_mode=RackAwareMode(row.get("rack_aware_mode") or RackAwareMode.ENFORCED.value),
-        deletion_policy=DeletionPolicy(row.get("deletion_policy") or DeletionPolicy.RETAIN.value),
-        mode=ApplyMode(row.get("mode") or ApplyMode.APPLY.value),
-        source=row.get("source") or "",
+        rack_aware_mode=_RACK_AWARE_MODES.get(rack_aware_mode or RackAwareMode.ENFORCED.value)
+        or RackAwareMode(rack_aware_mode),
+        deletion_policy=_DELETION_POLICIES.get(deletion_policy or DeletionPolicy.RETAIN.value)
+        or DeletionPolicy(deletion_policy),
+        mode=_APPLY_MODES.get(mode or ApplyMode.APPLY.value) or ApplyMode(mode),
+        source=source or "",
     )
