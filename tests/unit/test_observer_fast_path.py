@@ -14,7 +14,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topic_operator.drift.cluster_drift import _Brokers, _Observer
+from topic_operator.drift.cluster_drift import _TOPIC_FIELDS, _Brokers, _Observer
 
 IDS = st.integers(-2, 9)
 PLAIN_KEYS = st.sampled_from(["0", "1", "2", "3", "10"])
@@ -26,15 +26,8 @@ JSON_VALUES = st.recursive(
 )
 NEAR_MISSES = st.sampled_from([True, False, 1.0, -1.5, 1e16, "1", "", None, [], [1], [[1]], {}, {"isr": []}])
 """What an id, a list or a state is most easily mistaken for."""
-TOPIC_FIELDS = (
-    "taken_at",
-    "topic_id",
-    "config",
-    "topic_znode_version",
-    "config_znode_version",
-    "topic_marked_for_deletion",
-    "reassignment_in_progress",
-)
+TOPIC_FIELDS = _TOPIC_FIELDS
+"""The fields a topic row is type-checked on, as the observer checks them."""
 CORRUPTIONS = (
     "field",
     "absent field",
