@@ -184,6 +184,8 @@ def _pool(processes: int) -> ProcessPoolExecutor:
 
 
 def _results(futures: Sequence[Future[T]]) -> list[T]:
+    """Every future's result, in order. The first failure cancels the tasks not started, so that the error is
+    reported now rather than once the whole fleet has been planned for nothing."""
     try:
         return [future.result() for future in futures]
     except BrokenProcessPool as error:
@@ -191,6 +193,9 @@ def _results(futures: Sequence[Future[T]]) -> list[T]:
             "a worker process of kto drift died (killed by the system, most likely for memory): run with "
             "fewer --processes, or on Spark (--engine spark)"
         ) from error
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 @dataclass(frozen=True, slots=True)
