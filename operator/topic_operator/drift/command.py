@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+
+from topic_operator.drift.progress import Progress  # threads and a clock only: importing it costs nothing
 
 if TYPE_CHECKING:
     from topic_operator.drift.results import DriftResult
@@ -189,14 +192,51 @@ def _inventory(paths: Sequence[str]) -> list[ClusterSpec]:
     return list(manifests.clusters)
 
 
-def _run_in_processes(args: argparse.Namespace) -> int:
+@dataclass(slots=True)
+class _Snapshots:
+    """Where the run's snapshot lines are, and what a live read learned on the way (either engine)."""
+
+    directory: Path
+    clusters: dict[str, ClusterSpec]
+    """The declared clusters' policies, overridden by the inventory's for a live run."""
+    expected: list[str] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)
+    described: dict[str, object] = field(default_factory=dict)
+
+
+def _snapshots(
+    args: argparse.Namespace,
+    declared_clusters: Mapping[str, ClusterSpec],
+    progress: Progress,
+    collect: Callable[[list[ClusterSpec], Path], dict[str, str]],
+) -> _Snapshots:
+    """``--snapshots DIR`` as given, or ``--clusters`` read live by ``collect`` (the engine's own tasks) into
+    ``OUT/snapshots``."""
     from topic_operator.drift.outputs import SNAPSHOTS_DIR
+
+    described: dict[str, object] = {"desired": list(args.desired)}
+    if args.clusters is None:
+        directory = Path(args.snapshots)
+        described["snapshots"] = str(directory)
+        return _Snapshots(directory, dict(declared_clusters), described=described)
+    inventory = _inventory(args.clusters)
+    directory = Path(args.out) / SNAPSHOTS_DIR
+    with progress.phase(f"reading {len(inventory)} clusters live"):
+        unreachable = collect(inventory, directory)
+    for name, reason in sorted(unreachable.items()):
+        progress.say(f"  cluster {name} not read: {reason}")
+    described["clusters"] = list(args.clusters)
+    described["snapshots"] = str(directory)
+    clusters = {**declared_clusters, **{c.name: c for c in inventory}}
+    return _Snapshots(directory, clusters, [c.name for c in inventory], unreachable, described)
+
+
+def _run_in_processes(args: argparse.Namespace) -> int:
     from topic_operator.drift.processes import (
         collect_live_in_processes,
         load_declared,
         run_drift_in_processes,
     )
-    from topic_operator.drift.progress import Progress
     from topic_operator.drift.results import FleetFacts
 
     out = Path(args.out)
@@ -207,29 +247,25 @@ def _run_in_processes(args: argparse.Namespace) -> int:
         declared = load_declared(args.desired)
     for error in declared.errors:
         print(f"error: {error}", file=sys.stderr)
-    expected: list[str] = []
-    unreachable: dict[str, str] = {}
-    described: dict[str, object] = {"desired": list(args.desired)}
-    clusters = dict(declared.clusters)
-    if args.clusters is not None:
-        inventory = _inventory(args.clusters)
-        snapshot_dir = out / SNAPSHOTS_DIR
-        with progress.phase(f"reading {len(inventory)} clusters live"):
-            unreachable = collect_live_in_processes(
-                inventory, snapshot_dir, timeout=args.zookeeper_timeout, processes=workers
-            )
-        for name, reason in sorted(unreachable.items()):
-            progress.say(f"  cluster {name} not read: {reason}")
-        expected = [c.name for c in inventory]
-        clusters.update({c.name: c for c in inventory})
-        described["clusters"] = list(args.clusters)
-    else:
-        snapshot_dir = Path(args.snapshots)
-    described["snapshots"] = str(snapshot_dir)
-    described["engine"] = f"{workers} processes"
-    facts = FleetFacts(clusters, expected, unreachable, declared.errors, declared.warnings, described)
+    source = _snapshots(
+        args,
+        declared.clusters,
+        progress,
+        lambda inventory, directory: collect_live_in_processes(
+            inventory, directory, timeout=args.zookeeper_timeout, processes=workers
+        ),
+    )
+    source.described["engine"] = f"{workers} processes"
+    facts = FleetFacts(
+        source.clusters,
+        source.expected,
+        source.unreachable,
+        declared.errors,
+        declared.warnings,
+        source.described,
+    )
     result = run_drift_in_processes(
-        declared, snapshot_dir, facts, out, seed=args.seed, processes=workers, progress=progress
+        declared, source.directory, facts, out, seed=args.seed, processes=workers, progress=progress
     )
     return _report(result, out, declared.errors)
 
@@ -237,8 +273,6 @@ def _run_in_processes(args: argparse.Namespace) -> int:
 def _run_on_spark(args: argparse.Namespace) -> int:
     from topic_operator.drift.inputs import collect_live, load_desired, read_snapshots
     from topic_operator.drift.job import DriftInputs, run_drift
-    from topic_operator.drift.outputs import SNAPSHOTS_DIR
-    from topic_operator.drift.progress import Progress
     from topic_operator.drift.session import start_session
 
     out = Path(args.out)
@@ -254,34 +288,25 @@ def _run_on_spark(args: argparse.Namespace) -> int:
             desired = load_desired(spark, args.desired)
         for error in desired.errors:
             print(f"error: {error}", file=sys.stderr)
-        expected: list[str] = []
-        unreachable: dict[str, str] = {}
-        described: dict[str, object] = {"desired": list(args.desired)}
-        if args.clusters is not None:
-            inventory = _inventory(args.clusters)
-            snapshot_dir = out / SNAPSHOTS_DIR
-            with progress.phase(f"reading {len(inventory)} clusters live"):
-                unreachable = collect_live(spark, inventory, snapshot_dir, timeout=args.zookeeper_timeout)
-            for name, reason in sorted(unreachable.items()):
-                progress.say(f"  cluster {name} not read: {reason}")
-            expected = [c.name for c in inventory]
-            clusters = {**desired.clusters, **{c.name: c for c in inventory}}
-            described["clusters"] = list(args.clusters)
-        else:
-            snapshot_dir = Path(args.snapshots)
-            clusters = dict(desired.clusters)
-        described["snapshots"] = str(snapshot_dir)
-        described["master"] = spark.sparkContext.master
-        described["engine"] = "spark"
+        source = _snapshots(
+            args,
+            desired.clusters,
+            progress,
+            lambda inventory, directory: collect_live(
+                spark, inventory, directory, timeout=args.zookeeper_timeout
+            ),
+        )
+        source.described["master"] = spark.sparkContext.master
+        source.described["engine"] = "spark"
         inputs = DriftInputs(
             desired=desired.frame,
-            snapshots=read_snapshots(spark, snapshot_dir),
-            clusters=clusters,
-            expected_clusters=expected,
-            unreachable=unreachable,
+            snapshots=read_snapshots(spark, source.directory),
+            clusters=source.clusters,
+            expected_clusters=source.expected,
+            unreachable=source.unreachable,
             manifest_errors=desired.errors,
             warnings=desired.warnings,
-            described=described,
+            described=source.described,
         )
         result = run_drift(spark, inputs, out, seed=args.seed, progress=progress)
     finally:

@@ -29,13 +29,12 @@ from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.desired_rows import spec_to_row
 from topic_operator.drift.live import collect_cluster
 from topic_operator.drift.schema import DESIRED_SCHEMA, LIVE_SCHEMA
-from topic_operator.drift.snapshot_files import LEADING_CLUSTER, check_snapshot_files
+from topic_operator.drift.snapshot_files import LEADING_CLUSTER
 from topic_operator.model import ClusterSpec, TopicSpec
 
 __all__ = [
     "DesiredInput",
     "SnapshotError",
-    "check_snapshot_files",
     "collect_live",
     "desired_columns",
     "desired_frame",
