@@ -67,13 +67,14 @@ def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _NOT_KEPT: Final = {"metadata": "managedFields", "status": STATUS_FIELD}
-"""What the drift timer never reads of a kept body: the API server's field ownership records (kilobytes per
-object on a real API server) and kopf's own records in the status (a copy of the spec)."""
+"""What the operator never reads of a KafkaTopic: the API server's field ownership records (kilobytes per
+object on a real API server) and kopf's own records in the status (a copy of the spec). kopf reads its records
+from its own body; a status patch of ours merges beside them."""
 
 
-def _kept_for_drift(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The plain body a claim carries for the drift timer, one per KafkaTopic for as long as it exists: without
-    ``_NOT_KEPT``, which is never copied."""
+def _topic_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The plain KafkaTopic the handlers work on, and that a claim carries for the drift timer (one per KafkaTopic
+    for as long as it exists): without ``_NOT_KEPT``, which is never copied."""
     slim = dict(body)
     for part, field in _NOT_KEPT.items():
         slim[part] = {k: v for k, v in mapping(body.get(part)).items() if k != field}
@@ -155,7 +156,7 @@ async def topic_event(body: kopf.Body, memo: Any, type: str | None, **_: Any) ->
     if not isinstance(ctx, OperatorContext):
         return
     metadata = mapping(body.get("metadata"))
-    claim = None if type == "DELETED" else claim_of(body, keep=_kept_for_drift(body))
+    claim = None if type == "DELETED" else claim_of(body, keep=_topic_body(body))
     if claim is not None:
         ctx.claims.put(claim)
     else:
@@ -184,7 +185,7 @@ async def topic_changed(
     **_: Any,
 ) -> None:
     ctx = _context(memo)
-    plain = _plain(body)
+    plain = _topic_body(body)
     claims = await _claims(ctx)
     verdict = await reconcile_topic(
         ctx, plain, claims=claims, identity_of=_identity_of(kto_cluster_identities)
@@ -214,7 +215,7 @@ async def topic_deleted(
     **_: Any,
 ) -> None:
     ctx = _context(memo)
-    plain = _plain(body)
+    plain = _topic_body(body)
     claims = await _claims(ctx)
     verdict = await delete_topic(ctx, plain, claims=claims, identity_of=_identity_of(kto_cluster_identities))
     ctx.metrics.reconciles.labels(_cluster_label(plain), verdict.result).inc()

@@ -14,7 +14,7 @@ also holds every label and annotation, so labelling 10,000 KafkaTopics would run
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, cast
 
 import kopf
@@ -31,7 +31,8 @@ class SpecDiffBaseStorage(kopf.StatusDiffBaseStorage):
     """kopf's status diff-base, restricted to the spec and the pause annotation."""
 
     def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
-        essence = cast(dict[str, Any], super().build(body=body, extra_fields=extra_fields))
+        fields = list(extra_fields or ())
+        essence = cast(dict[str, Any], super().build(body=_essential_parts(body, fields), extra_fields=fields))
         annotations = (essence.get("metadata") or {}).get("annotations") or {}
         essence.pop("metadata", None)
         if PAUSED_ANNOTATION in annotations:
@@ -43,3 +44,20 @@ def configure_persistence(settings: kopf.OperatorSettings, *, finalizer: str) ->
     settings.persistence.finalizer = finalizer
     settings.persistence.progress_storage = kopf.StatusProgressStorage(name=STATUS_FIELD)
     settings.persistence.diffbase_storage = SpecDiffBaseStorage(name=STATUS_FIELD)
+
+
+def _essential_parts(body: Mapping[str, Any], extra_fields: Iterable[Any]) -> kopf.Body:
+    """What kopf's ``build`` can keep of ``body``: it deep-copies the whole body before dropping the metadata and
+    the status, which is most of a KafkaTopic (the API server's ``managedFields``, kopf's records, the status).
+    Left out here before the copy, unless an extra field names them; the essence is the same."""
+    named = {(field.split(".", 1)[0] if isinstance(field, str) else field[0]) for field in extra_fields}
+    parts = {key: value for key, value in body.items() if key not in _DROPPED or key in named}
+    if "metadata" not in named:
+        metadata = body.get("metadata") or {}
+        parts["metadata"] = {key: metadata[key] for key in ("annotations",) if key in metadata}
+    return cast(kopf.Body, parts)
+
+
+_DROPPED: Final = ("metadata", "status")
+"""The stanzas kopf's ``DiffBaseStorage.build`` removes (it picks back the labels, which ``build`` drops with the
+rest of the metadata, and the annotations, of which only the pause annotation stays)."""
