@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import hashlib
+import itertools
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -209,8 +210,10 @@ class Plan:
 
     def __post_init__(self) -> None:
         names = [t.topic for t in self.topics]
-        if any(a >= b for a, b in zip(names, names[1:], strict=False)):
-            raise ValueError("a Plan's topics must be sorted by topic name, each once (for_topic bisects them)")
+        if any(a >= b for a, b in itertools.pairwise(names)):
+            raise ValueError(
+                "a Plan's topics must be sorted by topic name, each once (for_topic bisects them)"
+            )
 
     @property
     def unmanaged(self) -> tuple[str, ...]:

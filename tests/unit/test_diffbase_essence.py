@@ -31,7 +31,12 @@ FIELDS = st.sampled_from(
 
 @st.composite
 def bodies(draw: st.DrawFn) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": "t", "namespace": "ns", "uid": "u", "generation": draw(st.integers(1, 3))}
+    metadata: dict[str, Any] = {
+        "name": "t",
+        "namespace": "ns",
+        "uid": "u",
+        "generation": draw(st.integers(1, 3)),
+    }
     if draw(st.booleans()):
         metadata["labels"] = draw(st.dictionaries(KEYS, st.text(max_size=3), max_size=2))
     if draw(st.booleans()):

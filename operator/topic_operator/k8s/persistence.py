@@ -32,7 +32,9 @@ class SpecDiffBaseStorage(kopf.StatusDiffBaseStorage):
 
     def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
         fields = list(extra_fields or ())
-        essence = cast(dict[str, Any], super().build(body=_essential_parts(body, fields), extra_fields=fields))
+        essence = cast(
+            dict[str, Any], super().build(body=_essential_parts(body, fields), extra_fields=fields)
+        )
         annotations = (essence.get("metadata") or {}).get("annotations") or {}
         essence.pop("metadata", None)
         if PAUSED_ANNOTATION in annotations:
