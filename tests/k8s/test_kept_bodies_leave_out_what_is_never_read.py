@@ -4,12 +4,14 @@ it. Against a real ZooKeeper."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from k8s_world import World, kafka_topic, ready
 from kazoo.client import KazooClient
 
+from topic_operator.k8s import handlers
 from topic_operator.zookeeper.znodes import TopicConfigZNode
 
 pytestmark = pytest.mark.zookeeper
@@ -46,3 +48,21 @@ def test_the_kept_body_has_no_managed_fields_and_no_kopf_records(
     world.run(scenario)
     assert world.kube.events_of("orders")[-2:] == [("Warning", "DriftDetected"), ("Normal", "Updated")]
     assert ready(orders)["reason"] == "Updated"
+
+
+def test_kept_bodies_share_their_keys_and_short_values(world: World) -> None:
+    """Each body comes from its own JSON decoding, with its own strings; the kept copies share them."""
+    text = json.dumps(kafka_topic("orders", partitions=1, replicas=1, config={"retention.ms": 1000}))
+
+    async def scenario() -> None:
+        for name in ("one", "two"):
+            body = json.loads(text)
+            body["metadata"]["name"] = name
+            await handlers.topic_event(body=body, memo=world.memo, type="ADDED")
+
+    world.run(scenario)
+    one, two = sorted(world.ctx.claims.claims(), key=lambda claim: claim.name)
+    assert one.body["spec"] == two.body["spec"] == json.loads(text)["spec"]
+    for first, second in ((one.body, two.body), (one.body["spec"], two.body["spec"])):
+        assert [id(key) for key in first] == [id(key) for key in second]
+    assert one.body["spec"]["cluster"] is two.body["spec"]["cluster"]
