@@ -254,3 +254,12 @@ def test_reassign_partitions_round_trip() -> None:
     decoded = ReassignPartitionsZNode.decode(text.encode())
     assert decoded == {"a": {0: (1, 2), 3: (2, 3)}}
     assert same_json(ReassignPartitionsZNode.encode(decoded), text)
+
+
+def test_decoded_replica_lists_are_shared_between_partitions_and_topics() -> None:
+    """A watched cluster holds every topic's assignment: equal replica lists are one tuple, not one per partition."""
+    data = b'{"version":1,"partitions":{"0":[1,2,3],"1":[2,3,1],"2":[1,2,3]}}'
+    one, two = TopicZNode.decode("one", data), TopicZNode.decode("two", data)
+    assert one.partitions == {0: (1, 2, 3), 1: (2, 3, 1), 2: (1, 2, 3)}
+    assert one.partitions[0] is one.partitions[2] is two.partitions[0]
+    assert one.partitions[1] is two.partitions[1]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from topic_operator.kafka.znode_payloads import config_change_payload, config_payload, topic_payload
 from topic_operator.model import BROKER_IDS_PATH, REASSIGN_PARTITIONS_PATH, PartitionState
@@ -82,7 +82,23 @@ def _int(path: str, payload: Mapping[str, Any], key: str) -> int:
 def _int_list(path: str, what: str, value: object) -> tuple[int, ...]:
     if not isinstance(value, list) or any(type(v) is not int for v in value):
         raise ZnodeFormatError(path, f"{what} must be a list of integers, got {value!r}")
-    return tuple(value)
+    return _shared(tuple(value))
+
+
+_SHARED_LISTS: dict[tuple[int, ...], tuple[int, ...]] = {}
+_SHARED_LISTS_MAX: Final = 65_536
+
+
+def _shared(replicas: tuple[int, ...]) -> tuple[int, ...]:
+    """One tuple per distinct replica list. A cluster repeats few of them (six brokers at replication factor 3
+    make 120), and a watched cluster of 10,000 topics of 12 partitions otherwise holds 120,000 tuples. Bounded:
+    past ``_SHARED_LISTS_MAX`` distinct lists, new ones are not kept."""
+    known = _SHARED_LISTS.get(replicas)
+    if known is not None:
+        return known
+    if len(_SHARED_LISTS) < _SHARED_LISTS_MAX:
+        _SHARED_LISTS[replicas] = replicas
+    return replicas
 
 
 def _partition_map(path: str, what: str, value: object) -> dict[int, tuple[int, ...]]:
