@@ -21,7 +21,7 @@ the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
 ``--profile`` samples this process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
 operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
 
-Run: ``.venv/bin/python bench/operator_events.py [--topics 10000] [--profile]``.
+Run: ``.venv/bin/python bench/operator_events.py [--topics 10000] [--profile] [--setting worker_limit=1000]``.
 """
 
 from __future__ import annotations
@@ -305,6 +305,7 @@ async def _main(args: argparse.Namespace) -> None:
             settings = OperatorSettings(
                 namespaces=(NS,), peering="", metrics_port=free_port(), health_port=free_port(), listen_host="127.0.0.1",
                 drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
+                **_overrides(args.setting),
             )  # fmt: skip
             profiler = _start_profiler(work) if args.profile else None
             peak_watch = None
@@ -357,6 +358,23 @@ async def _main(args: argparse.Namespace) -> None:
         api.wait(10)
         shutil.rmtree(work, ignore_errors=True)
     _print_summary(phases, peak, updated, args.topics)
+
+
+def _overrides(given: list[str]) -> dict[str, Any]:
+    """``--setting name=value`` pairs as operator settings, parsed as ``kto run`` parses its environment."""
+    from topic_operator.k8s.settings import environment_variables, settings_from_env
+
+    variables = environment_variables()
+    environ: dict[str, str] = {}
+    for pair in given:
+        name, _, value = pair.partition("=")
+        if name not in variables:
+            raise SystemExit(
+                f"--setting {pair!r}: no operator setting {name!r} (one of {', '.join(variables)})"
+            )
+        environ[variables[name]] = value
+    parsed = settings_from_env(environ)
+    return {name: getattr(parsed, name) for name in {p.partition("=")[0] for p in given}}
 
 
 def _print_summary(phases: Phases, peak: float, updated: int, topics: int) -> None:
@@ -481,6 +499,13 @@ def main() -> None:
         "--kopf-floor",
         action="store_true",
         help="the same phases with handlers that only write a status and an Event: kopf's own cost",
+    )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an operator setting for this run, e.g. worker_limit=1000 (repeatable), to compare settings",
     )
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
