@@ -59,8 +59,8 @@ _SHARED_TEXT: Final = 64
 
 def _detached(value: Any) -> Any:
     """A plain copy. Every KafkaTopic's claim holds one for as long as the KafkaTopic exists, and JSON decoding
-    gives each body its own copy of every key and short value: shared, the same 10,000 bodies take about a
-    quarter less memory."""
+    gives each body its own copy of every key and short value; the copies share them (at 10,000 KafkaTopics the
+    decoder's strings were the largest live allocation, tracemalloc showed)."""
     if isinstance(value, Mapping):
         return {sys.intern(str(k)): _detached(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
