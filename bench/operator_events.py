@@ -8,17 +8,19 @@ process of its own) plays the users, with concurrent requests as ``kubectl apply
 1. ``create``: N KafkaTopics (12 partitions, RF 3, 2 configs);
 2. ``update``: one config key changed on all of them;
 3. ``label``: a label added to all of them (nothing for the operator to do);
-4. ``restart``: the operator stopped and started again (kopf resumes every object: nothing to do);
-5. ``drift``: one drift check of the KafkaCluster over its N quiet topics (nothing to find).
+4. ``restart``: the operator stopped, and a new ``kto run`` process started with the same settings (kopf lists and
+   resumes every object: nothing to do);
+5. ``drift``: one drift check of the KafkaCluster over its N quiet topics (nothing to find), in that process.
 
-For each phase: the operator's CPU (this process: kopf, our handlers, kazoo's threads, the batches), per event;
+For each phase: the operator's CPU (kopf, our handlers, kazoo's threads, the batches; this process's for the
+first three phases, the ``kto run`` process's, read from ``/proc``, for the last two), per event;
 the operator's writes to the API (status patches, other patches, Events), per event; and how long after the last
 request every topic was settled. Targets (issue 10): <= 3 ms CPU per create, update and no-op event; 0 writes for
 the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
 
 ``--memory`` shows what holds the operator's memory at the highest point of the event phases and after them
 (tracemalloc, which slows the run and adds its own memory to the peak RSS).
-``--profile`` samples this process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
+``--profile`` samples the operator's process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
 operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
 
 Run: ``.venv/bin/python bench/operator_events.py [--topics 10000] [--profile] [--setting worker_limit=1000]``.
@@ -263,12 +265,17 @@ def _answers_200(url: str) -> bool:
         return False
 
 
-async def _until_ready(url: str, limit: float = 900.0) -> None:
-    """Poll the operator's ``/readyz`` until it answers 200, from a thread: the operator serves it on this loop."""
+async def _until_ready(
+    url: str, limit: float = 900.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Poll the operator's ``/readyz`` until it answers 200, from a thread (the operator may serve it on this
+    loop); a ``process`` that ends meanwhile ends the wait at once."""
     started = time.monotonic()
     while time.monotonic() - started < limit:
         if await asyncio.to_thread(_answers_200, url):
             return
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"kto run ended with {process.returncode} before it was ready")
         await asyncio.sleep(0.5)
     raise TimeoutError(f"{url} did not answer 200 within {limit:g} s")
 
@@ -427,7 +434,9 @@ async def _restart_as_kto_run(settings: Any, phases: Phases, args: argparse.Name
         # Idle alone ends too early: kopf's first list of 10,000 objects leaves the process quiet for seconds.
         # Readiness is reached once that list is seen; the resumes follow, busy, until idle.
         await phases.measure(
-            "restart", args.topics, _until_ready(f"http://127.0.0.1:{settings.metrics_port}/readyz")
+            "restart",
+            args.topics,
+            _until_ready(f"http://127.0.0.1:{settings.metrics_port}/readyz", process=process),
         )
         if profiler is not None:  # a profile of its own: the restart is kopf's listing and resuming
             _report_profile(profiler, work, "restart")
