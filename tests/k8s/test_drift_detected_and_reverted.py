@@ -44,6 +44,8 @@ def test_config_drift_is_detected_and_reverted(
     assert "config.retention.ms: 1000 -> 86400000" in drift_event.message
     assert (ready(orders)["reason"], orders["status"]["driftCount"]) == ("Updated", 0)
     assert world.ctx.metrics.value("kto_drift_detected_total", cluster="team-a/main") == 1
+    checks = world.ctx.metrics.value("kto_drift_check_duration_seconds_count", cluster="team-a/main")
+    assert checks == 2  # one per tick: the quiet check counts as much as the one that found drift
 
 
 def test_growth_behind_our_back_is_reported_not_reverted(
