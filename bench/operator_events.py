@@ -10,7 +10,8 @@ process of its own) plays the users, with concurrent requests as ``kubectl apply
 3. ``label``: a label added to all of them (nothing for the operator to do);
 4. ``restart``: the operator stopped, and a new ``kto run`` process started with the same settings (kopf lists and
    resumes every object: nothing to do);
-5. ``drift``: one drift check of the KafkaCluster over its N quiet topics (nothing to find), in that process.
+5. ``drift``: the next drift check of the KafkaCluster over its N quiet topics (nothing to find), in that process,
+   as its ``kto_drift_check_duration_seconds`` count shows it.
 
 For each phase: the operator's CPU (kopf, our handlers, kazoo's threads, the batches; this process's for the
 first three phases, the ``kto run`` process's, read from ``/proc``, for the last two), per event;
@@ -40,6 +41,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 import urllib.request
@@ -57,18 +59,31 @@ TARGETS = {"CPU per event ms": 3.0, "peak RSS MB": 300.0}
 # -- the load generator (a process of its own) ---------------------------------------------------------------------
 
 
-async def _loadgen(url: str, phase: str, topics: int, connect: str) -> dict[str, Any]:
+async def _loadgen(url: str, phase: str, topics: int, connect: str, rate: float) -> dict[str, Any]:
+    """One phase's requests, 32 at a time; with ``rate`` > 0, the n-th request starts no earlier than n / rate
+    seconds after the first (the pace of a real API server, which is slower than the emulator)."""
     import aiohttp
 
     headers = {"Authorization": f"Bearer {TOKEN}"}
     base = f"{url}/apis/{API}/namespaces/{NS}"
     gate = asyncio.Semaphore(32)
     writes = 0
+    issued = 0
+    loop = asyncio.get_running_loop()
+    first = loop.time()
+
+    async def paced() -> None:
+        nonlocal issued
+        due = first + issued / rate if rate > 0 else 0.0
+        issued += 1
+        if due > loop.time():
+            await asyncio.sleep(due - loop.time())
 
     async with aiohttp.ClientSession(headers=headers) as session:
 
         async def call(method: str, path: str, body: Any, content_type: str = "application/json") -> None:
             nonlocal writes
+            await paced()
             async with gate, session.request(method, f"{base}{path}", data=json.dumps(body),
                                              headers={"Content-Type": content_type}) as response:  # fmt: skip
                 if response.status >= 300:
@@ -143,10 +158,10 @@ def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
-async def _run_loadgen(url: str, phase: str, topics: int, connect: str) -> dict[str, Any]:
+async def _run_loadgen(url: str, phase: str, topics: int, connect: str, rate: float) -> dict[str, Any]:
     process = await asyncio.create_subprocess_exec(
         sys.executable, __file__, "--loadgen", phase, "--url", url, "--topics", str(topics), "--connect", connect,
-        stdout=subprocess.PIPE,
+        "--rate", str(rate), stdout=subprocess.PIPE,
     )  # fmt: skip
     out, _ = await process.communicate()
     if process.returncode != 0:
@@ -169,6 +184,29 @@ class ThisProcess:
     def now_mb(self) -> int:
         pages = int(Path("/proc/self/statm").read_text().split()[1])
         return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20)
+
+    def threads(self) -> dict[str, float]:
+        """CPU seconds so far of each kind of thread alive now, from ``/proc/self/task`` (exact, unlike a
+        sampling profiler's shares). A thread that ended meanwhile is missing: the phase row's "other"."""
+        by_kind: dict[str, float] = collections.defaultdict(float)
+        for thread in threading.enumerate():
+            try:
+                stat = Path(f"/proc/self/task/{thread.native_id}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rpartition(")")[2].split()
+            by_kind[_thread_kind(thread)] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return dict(by_kind)
+
+
+def _thread_kind(thread: threading.Thread) -> str:
+    if thread is threading.main_thread():
+        return "event loop"  # kopf, our handlers, aiohttp, the status and Event posting
+    if thread.name.startswith("kto-"):
+        return "cluster thread"  # the batches: plan, the pipelined writes, the re-reads, the watched view
+    if "zk_loop" in thread.name or "_thread_worker" in thread.name:
+        return "kazoo threads"
+    return "other threads"
 
 
 class OtherProcess:
@@ -196,9 +234,16 @@ class OtherProcess:
         return self._status_mb("VmRSS")
 
 
+def _threads_delta(before: dict[str, float], after: dict[str, float], total: float) -> dict[str, float]:
+    """CPU of each kind of thread over a phase; threads started or ended within it count as "other"."""
+    spent = {kind: after[kind] - before.get(kind, 0.0) for kind in after}
+    spent["other threads"] = total - sum(v for k, v in spent.items() if k != "other threads")
+    return {kind: seconds for kind, seconds in spent.items() if seconds > 0.0005}
+
+
 class Phases:
-    def __init__(self, url: str, topics: int) -> None:
-        self.url, self.topics = url, topics
+    def __init__(self, url: str, topics: int, rate: float = 0.0) -> None:
+        self.url, self.topics, self.rate = url, topics, rate
         self.rows: list[dict[str, Any]] = []
         self.operator: ThisProcess | OtherProcess = ThisProcess()
         """Whose CPU and memory the phases measure: this process, or the restarted ``kto run``."""
@@ -208,12 +253,16 @@ class Phases:
         of its own writes and every batch done), and record its CPU and writes over that time."""
         operator = self.operator
         before, cpu = _stats(self.url), operator.cpu()
+        threads = operator.threads() if isinstance(operator, ThisProcess) else {}
         started = time.monotonic()
         result = await work
         result = result if isinstance(result, dict) else {}
         await asyncio.sleep(at_least)
         quiet = at_least + await _until_idle(operator)
         cpu = operator.cpu() - cpu
+        by_thread = (
+            _threads_delta(threads, operator.threads(), cpu) if isinstance(operator, ThisProcess) else {}
+        )
         writes = _delta(_stats(self.url), before)
         users = (result or {}).get("writes", 0)
         operator_writes = dict(writes)
@@ -233,6 +282,9 @@ class Phases:
             "settled after last request s": round((result or {}).get("settled_after", 0.0), 1),
             "operator CPU s": round(cpu, 1),
             "CPU per event ms": round(1000 * cpu / max(events, 1), 2),
+            "CPU per event ms, by thread": {
+                k: round(1000 * v / max(events, 1), 2) for k, v in by_thread.items()
+            },
             "operator writes": operator_writes,
             "writes per event": round(sum(operator_writes.values()) / max(events, 1), 2),
             "peak RSS MB so far": operator.peak_mb(),
@@ -323,7 +375,9 @@ async def _operator_session(settings: Any, phases: Phases, plan: list[str], conn
     await asyncio.sleep(2)  # login and first lists
     for phase in plan:
         events = 1 if phase == "cluster" else phases.topics
-        await phases.measure(phase, events, _run_loadgen(phases.url, phase, phases.topics, connect))
+        await phases.measure(
+            phase, events, _run_loadgen(phases.url, phase, phases.topics, connect, phases.rate)
+        )
     return stop, task
 
 
@@ -367,7 +421,7 @@ async def _main(args: argparse.Namespace) -> None:
             if args.memory:
                 tracemalloc.start()
                 peak_watch = asyncio.create_task(_watch_for_the_peak())
-            phases = Phases(url, args.topics)
+            phases = Phases(url, args.topics, args.rate)
             stop, task = await _operator_session(
                 settings, phases, ["cluster", "create", "update", "label"], connect, args.kopf_floor
             )
@@ -440,8 +494,9 @@ async def _restart_as_kto_run(settings: Any, phases: Phases, args: argparse.Name
         )
         if profiler is not None:  # a profile of its own: the restart is kopf's listing and resuming
             _report_profile(profiler, work, "restart")
-        # The timer runs at start and then every drift interval: this phase holds exactly one later run.
-        await phases.measure("drift", args.topics, asyncio.sleep(args.drift_interval))
+        # The timer runs at start and then every drift interval: this phase holds exactly the next check.
+        metrics = f"http://127.0.0.1:{settings.metrics_port}/metrics"
+        await phases.measure("drift", args.topics, _next_drift_check(metrics, 2 * args.drift_interval + 600))
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -452,6 +507,24 @@ async def _restart_as_kto_run(settings: Any, phases: Phases, args: argparse.Name
     text = log.read_text(errors="replace")
     if code != 0 or "Traceback" in text:
         print(f"kto run ended with {code}; its log ends with:\n{text[-3000:]}")
+
+
+def _drift_checks(url: str) -> float:
+    """Drift checks completed so far, as the operator's ``/metrics`` counts them."""
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        text = answer.read().decode()
+    name = "kto_drift_check_duration_seconds_count"
+    return sum(float(line.rpartition(" ")[2]) for line in text.splitlines() if line.startswith(name))
+
+
+async def _next_drift_check(url: str, limit: float) -> None:
+    """Until one more drift check has completed (the phase starts idle, so none is half done)."""
+    before = await asyncio.to_thread(_drift_checks, url)
+    started = time.monotonic()
+    while await asyncio.to_thread(_drift_checks, url) <= before:
+        if time.monotonic() - started > limit:
+            raise TimeoutError(f"no drift check completed within {limit:g} s")
+        await asyncio.sleep(0.5)
 
 
 def _environment(settings: Any) -> dict[str, str]:
@@ -617,12 +690,20 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="an operator setting for this run, e.g. worker_limit=1000 (repeatable), to compare settings",
     )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        metavar="PER_SECOND",
+        help="pace the users' requests (0: as fast as the emulator answers); 57 is the pace of the real "
+        "kube-apiserver in issue 10 (10,000 creates in 176 s)",
+    )
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--connect", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.loadgen:
-        print(json.dumps(asyncio.run(_loadgen(args.url, args.loadgen, args.topics, args.connect))))
+        print(json.dumps(asyncio.run(_loadgen(args.url, args.loadgen, args.topics, args.connect, args.rate))))
         return
     asyncio.run(_main(args))
 
