@@ -19,12 +19,18 @@ the operator's writes to the API (status patches, other patches, Events), per ev
 request every topic was settled. Targets (issue 10): <= 3 ms CPU per create, update and no-op event; 0 writes for
 the no-op phases; peak RSS <= 300 MB with 10,000 KafkaTopics.
 
+In this process the CPU is also split by thread (``/proc/self/task``): the event loop, the cluster's thread (the
+batches) and kazoo's threads. ``--rate N`` paces the users to N requests a second, as a real API server would
+answer them; ``--floor kopf`` and ``--floor raw`` replace the operator's KafkaTopic handling by the least work per
+change (a status and an Event), done by kopf's handlers or by one aiohttp watch without kopf.
+
 ``--memory`` shows what holds the operator's memory at the highest point of the event phases and after them
 (tracemalloc, which slows the run and adds its own memory to the peak RSS).
 ``--profile`` samples the operator's process with py-spy (``pip install py-spy``) and splits the CPU between kopf, the
 operator's own code, kazoo, aiohttp/the HTTP stack, and the rest.
 
-Run: ``.venv/bin/python bench/operator_events.py [--topics 10000] [--profile] [--setting worker_limit=1000]``.
+Run: ``.venv/bin/python bench/operator_events.py [--topics 10000] [--rate 57] [--floor kopf|raw] [--profile]
+[--setting worker_limit=1000]``.
 """
 
 from __future__ import annotations
@@ -332,10 +338,11 @@ async def _until_ready(
     raise TimeoutError(f"{url} did not answer 200 within {limit:g} s")
 
 
-def _floor_registry() -> Any:
+def _floor_registry(*, topics: bool = True) -> Any:
     """kopf with the least an operator can do per KafkaTopic event: a watch-event handler keeping one claim, a
     handler that writes a Ready status and posts one Event, kopf's settings as the operator has them. Nothing of
-    ours runs: what this costs per event is kopf's own floor."""
+    ours runs: what this costs per event is kopf's own floor. Without ``topics``, kopf handles the KafkaCluster
+    alone (the raw floor watches the KafkaTopics itself: ``_raw_topic_floor``)."""
     import kopf
 
     from topic_operator.k8s.handlers import CLUSTERS, TOPICS
@@ -359,19 +366,90 @@ def _floor_registry() -> Any:
         patch.status.update(observedGeneration=body["metadata"]["generation"], conditions=[condition])
         kopf.event(body, type="Normal", reason="Created", message="done")
 
-    kopf.on.event(*TOPICS, registry=registry)(seen)
-    for kind in (TOPICS, CLUSTERS):
+    if topics:
+        kopf.on.event(*TOPICS, registry=registry)(seen)
+    for kind in (TOPICS, CLUSTERS) if topics else (CLUSTERS,):
         for decorator in (kopf.on.resume, kopf.on.create, kopf.on.update):
             decorator(*kind, registry=registry, id="handled")(handled)
     return registry
 
 
-async def _operator_session(settings: Any, phases: Phases, plan: list[str], connect: str, floor: bool) -> Any:
+async def _raw_topic_floor(url: str) -> None:
+    """The same least work per KafkaTopic event with no kopf at all: one list and watch over aiohttp, a claim
+    kept per event, and for each new generation one status merge-patch and one Event. What the Kubernetes side
+    costs per event when nothing but the HTTP and JSON work is done."""
+    import aiohttp
+
+    base = f"{url}/apis/{API}/namespaces/{NS}/kafkatopics"
+    claims: dict[str, str] = {}
+    running: set[asyncio.Task[None]] = set()
+    gate = asyncio.Semaphore(64)
+    condition = {"type": "Ready", "status": "True", "reason": "Created", "message": "done",
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
+
+    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session:
+
+        async def handle(metadata: dict[str, Any]) -> None:
+            status = {"status": {"observedGeneration": metadata["generation"], "conditions": [condition]}}
+            event = {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": "kto-", "namespace": NS},
+                     "involvedObject": {"apiVersion": API, "kind": "KafkaTopic", "name": metadata["name"],
+                                        "namespace": NS, "uid": metadata["uid"]},
+                     "reason": "Created", "message": "done", "type": "Normal",
+                     "source": {"component": "kafka-topic-operator"}, "count": 1,
+                     "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z"}  # fmt: skip
+            async with gate:
+                async with session.patch(f"{base}/{metadata['name']}/status", data=json.dumps(status),
+                                         headers={"Content-Type": "application/merge-patch+json"}) as answer:  # fmt: skip
+                    await answer.read()
+                async with session.post(f"{url}/api/v1/namespaces/{NS}/events", data=json.dumps(event),
+                                        headers={"Content-Type": "application/json"}) as answer:  # fmt: skip
+                    await answer.read()
+
+        def seen(body: dict[str, Any]) -> None:
+            metadata = body["metadata"]
+            claims[metadata["uid"]] = body.get("spec", {}).get("topicName", metadata["name"])
+            if (body.get("status") or {}).get("observedGeneration") != metadata.get("generation"):
+                task = asyncio.get_running_loop().create_task(handle(metadata))
+                running.add(task)
+                task.add_done_callback(running.discard)
+
+        async with session.get(base) as answer:
+            listed = await answer.json()
+        for body in listed["items"]:
+            seen(body)
+        version = listed["metadata"].get("resourceVersion", "")
+        forever = aiohttp.ClientTimeout(total=None)
+        while True:
+            params = {"watch": "true", "resourceVersion": version}
+            async with session.get(base, params=params, timeout=forever) as answer:
+                async for line in answer.content:
+                    if line.strip():
+                        event = json.loads(line)
+                        version = event["object"]["metadata"].get("resourceVersion", version)
+                        if event["type"] in ("ADDED", "MODIFIED"):
+                            seen(event["object"])
+
+
+async def _with_raw_floor(operator: Any, url: str) -> None:
+    """``operator`` (kopf, KafkaClusters only) with the raw KafkaTopic floor beside it, until it stops."""
+    watch = asyncio.create_task(_raw_topic_floor(url))
+    try:
+        await operator
+    finally:
+        watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watch
+
+
+async def _operator_session(
+    settings: Any, phases: Phases, plan: list[str], connect: str, floor: str | None
+) -> Any:
     from topic_operator.k8s.command import operate
 
     stop = asyncio.Event()
-    registry = _floor_registry() if floor else None
-    task = asyncio.create_task(operate(settings, stop_flag=stop, registry=registry))
+    registry = _floor_registry(topics=floor != "raw") if floor else None
+    operator = operate(settings, stop_flag=stop, registry=registry)
+    task = asyncio.create_task(_with_raw_floor(operator, phases.url) if floor == "raw" else operator)
     await asyncio.sleep(2)  # login and first lists
     for phase in plan:
         events = 1 if phase == "cluster" else phases.topics
@@ -423,7 +501,7 @@ async def _main(args: argparse.Namespace) -> None:
                 peak_watch = asyncio.create_task(_watch_for_the_peak())
             phases = Phases(url, args.topics, args.rate)
             stop, task = await _operator_session(
-                settings, phases, ["cluster", "create", "update", "label"], connect, args.kopf_floor
+                settings, phases, ["cluster", "create", "update", "label"], connect, args.floor
             )
             if peak_watch is not None:
                 peak_watch.cancel()
@@ -436,7 +514,7 @@ async def _main(args: argparse.Namespace) -> None:
             await task
             if profiler is not None:  # the profile covers the create, update and label phases
                 _report_profile(profiler, work, "events")
-            if args.kopf_floor:  # the floor's registry exists only in this process: restarted here
+            if args.floor:  # the floor's registry exists only in this process: restarted here
                 await _restart_in_this_process(settings, phases, connect, args, work)
             else:
                 await _restart_as_kto_run(settings, phases, args, work)
@@ -458,11 +536,11 @@ async def _main(args: argparse.Namespace) -> None:
 async def _restart_in_this_process(
     settings: Any, phases: Phases, connect: str, args: argparse.Namespace, work: Path
 ) -> None:
-    """kopf's floor, restarted in this process: its peak RSS includes what the first session left behind."""
+    """A floor, restarted in this process: its peak RSS includes what the first session left behind."""
     session: list[Any] = []
 
     async def restart() -> None:  # kopf lists and resumes every KafkaTopic
-        session.extend(await _operator_session(settings, phases, [], connect, floor=True))
+        session.extend(await _operator_session(settings, phases, [], connect, floor=args.floor))
 
     profiler = _start_profiler(work, os.getpid()) if args.profile else None
     await phases.measure("restart", args.topics, restart())
@@ -679,9 +757,13 @@ def main() -> None:
         help="after the label phase, what holds the memory (tracemalloc; slower)",
     )
     parser.add_argument(
-        "--kopf-floor",
-        action="store_true",
-        help="the same phases with handlers that only write a status and an Event: kopf's own cost",
+        "--floor",
+        choices=("kopf", "raw"),
+        help="the same phases with only a status and an Event written per change: by kopf's handlers (kopf's "
+        "own cost), or by one aiohttp watch with no kopf for KafkaTopics (the HTTP and JSON cost alone)",
+    )
+    parser.add_argument(
+        "--kopf-floor", dest="floor", action="store_const", const="kopf", help="the same as --floor kopf"
     )
     parser.add_argument(
         "--setting",
