@@ -398,26 +398,14 @@ async def check_drift(
     claims: ClaimsByTopic,
     identity_of: IdentityOf,
 ) -> int:
-    """``_check_drift``, timed: each check that completes is one observation of ``kto_drift_check_duration_seconds``
-    (one that fails counts nothing, so a rate of 0 warns that checks stopped completing)."""
-    started = time.monotonic()
-    drifted = await _check_drift(ctx, handle, bodies, claims=claims, identity_of=identity_of)
-    ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
-    return drifted
-
-
-async def _check_drift(
-    ctx: OperatorContext,
-    handle: ClusterHandle,
-    bodies: Sequence[Mapping[str, Any]],
-    *,
-    claims: ClaimsByTopic,
-    identity_of: IdentityOf,
-) -> int:
     """The drift timer's work for one cluster: plan every owned, unpaused KafkaTopic of it against the watched
     view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
     decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
-    whose owner went away). Returns how many topics drifted."""
+    whose owner went away). Returns how many topics drifted.
+
+    Each check that completes is one observation of ``kto_drift_check_duration_seconds``; one that fails counts
+    nothing, so a rate of 0 warns that a cluster's checks stopped completing."""
+    started = time.monotonic()
     state = await handle.run(handle.state)
     owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
     again: list[Mapping[str, Any]] = []
@@ -468,6 +456,7 @@ async def _check_drift(
             await _patch(ctx, body, verdict.status)
             for event in verdict.events:
                 ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
+    ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted
 
 
