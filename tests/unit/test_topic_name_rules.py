@@ -3,7 +3,12 @@
 import pytest
 
 from topic_operator.kafka.errors import InvalidTopicError
-from topic_operator.kafka.topic_names import MAX_NAME_LENGTH, is_valid_topic_name, validate_topic_name
+from topic_operator.kafka.topic_names import (
+    MAX_NAME_LENGTH,
+    is_valid_topic_name,
+    names_own_znode,
+    validate_topic_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -63,3 +68,13 @@ def test_length_counts_utf16_units_like_java() -> None:
     shorter = "\U0001f600" * 124
     with pytest.raises(InvalidTopicError, match="contains one or more characters"):
         validate_topic_name(shorter)
+
+
+@pytest.mark.parametrize("name", ["orders", "a.b_c-D9", "x" * 255, "..."])
+def test_names_that_name_their_own_znode(name: str) -> None:
+    assert names_own_znode(name)  # legal characters; a name longer than today's limit may be an old topic
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "../config", "a b", "caf\u00e9", "a\u0000"])
+def test_names_that_could_name_another_znode(name: str) -> None:
+    assert not names_own_znode(name)

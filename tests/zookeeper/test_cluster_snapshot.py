@@ -4,6 +4,7 @@ deletion marks, reassignments and (on request) partition states."""
 import json
 
 from kazoo.client import KazooClient
+from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions
 
 from harness.kafka_cluster import CLUSTER_ID, SIX_BROKERS_THREE_RACKS
 from harness.zookeeper import ZkChroot, connected
@@ -103,6 +104,39 @@ def test_only_the_requested_topics(kafka_zk: KazooClient) -> None:
             f"/brokers/topics/{name}", json.dumps({"version": 3, "partitions": {"0": [0]}}).encode()
         )
     assert set(read_cluster(kafka_zk, topics=["a", "c", "missing"]).topics) == {"a", "c"}
+
+
+def test_requested_topics_are_read_by_name_as_the_whole_read_sees_them(kafka_zk: KazooClient) -> None:
+    """A read of a few topics costs as much in a cluster of 10,000 topics as in one of 10: it lists neither
+    ``/brokers/topics`` nor ``/config/topics``. Here neither may be listed (no READ in their ACLs; each topic's
+    own znodes stay world-readable), so only a read by name succeeds, and it must see what a whole read sees."""
+    kafka_zk.create("/config/topics/orders", b'{"version":1,"config":{"retention.ms":"1000"}}')
+    kafka_zk.create("/brokers/topics/orders", KAFKA_TOPIC)
+    kafka_zk.create("/brokers/topics/bare", json.dumps({"version": 3, "partitions": {"0": [0]}}).encode())
+    kafka_zk.create("/config/topics/half-created", b'{"version":1,"config":{}}')
+    whole = read_cluster(kafka_zk)
+    asked = ["orders", "bare", "half-created", "missing"]
+    no_listing = [ACL(Permissions.ALL & ~Permissions.READ, Id("world", "anyone"))]
+    for parent in ("/brokers/topics", "/config/topics"):
+        kafka_zk.set_acls(parent, no_listing)
+    try:
+        named = read_cluster(kafka_zk, topics=asked)
+    finally:
+        for parent in ("/brokers/topics", "/config/topics"):
+            kafka_zk.set_acls(parent, OPEN_ACL_UNSAFE)
+    assert named.topics == {t: whole.topics[t] for t in ("orders", "bare")}
+    assert named.orphan_configs == whole.orphan_configs == {"half-created": 0}
+
+
+def test_a_requested_name_that_could_name_another_znode_is_not_read(kafka_zk: KazooClient) -> None:
+    kafka_zk.create("/brokers/topics/orders", KAFKA_TOPIC)
+    kafka_zk.create(
+        "/brokers/topics/orders/partitions/0/state",
+        b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}',
+        makepath=True,
+    )
+    state = read_cluster(kafka_zk, topics=["orders/partitions/0/state", "orders/partitions", "..", ".", ""])
+    assert (state.topics, state.unreadable_topics, state.orphan_configs) == ({}, {}, {})
 
 
 def test_a_broker_whose_session_ends_disappears(kafka_zk: KazooClient, zk_chroot: ZkChroot) -> None:

@@ -69,6 +69,13 @@ def is_valid_topic_name(name: str) -> bool:
     return _name_problem(name) is None
 
 
+def names_own_znode(name: str) -> bool:
+    """Whether ``name``, appended to ``/brokers/topics/`` or ``/config/topics/``, can only name that topic's own
+    znode: Kafka's legal characters (no '/'), and neither '.' nor '..'. No length limit: Kafka before 0.10.1 allowed
+    255 characters, and topics so named still exist."""
+    return name not in (".", "..") and _LEGAL_NAME.fullmatch(name) is not None
+
+
 def has_collision_chars(name: str) -> bool:
     """Only names containing '.' or '_' can collide with another name."""
     return "." in name or "_" in name
