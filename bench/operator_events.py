@@ -338,6 +338,11 @@ async def _until_ready(
     raise TimeoutError(f"{url} did not answer 200 within {limit:g} s")
 
 
+_FLOOR_READY = {"type": "Ready", "status": "True", "reason": "Created", "message": "done",
+                "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
+"""The one condition a floor writes per change."""
+
+
 def _floor_registry(*, topics: bool = True) -> Any:
     """kopf with the least an operator can do per KafkaTopic event: a watch-event handler keeping one claim, a
     handler that writes a Ready status and posts one Event, kopf's settings as the operator has them. Nothing of
@@ -361,9 +366,7 @@ def _floor_registry(*, topics: bool = True) -> Any:
         )
 
     async def handled(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
-        condition = {"type": "Ready", "status": "True", "reason": "Created", "message": "done",
-                     "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
-        patch.status.update(observedGeneration=body["metadata"]["generation"], conditions=[condition])
+        patch.status.update(observedGeneration=body["metadata"]["generation"], conditions=[_FLOOR_READY])
         kopf.event(body, type="Normal", reason="Created", message="done")
 
     if topics:
@@ -384,13 +387,11 @@ async def _raw_topic_floor(url: str) -> None:
     claims: dict[str, str] = {}
     running: set[asyncio.Task[None]] = set()
     gate = asyncio.Semaphore(64)
-    condition = {"type": "Ready", "status": "True", "reason": "Created", "message": "done",
-                 "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
 
     async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session:
 
         async def handle(metadata: dict[str, Any]) -> None:
-            status = {"status": {"observedGeneration": metadata["generation"], "conditions": [condition]}}
+            status = {"status": {"observedGeneration": metadata["generation"], "conditions": [_FLOOR_READY]}}
             event = {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": "kto-", "namespace": NS},
                      "involvedObject": {"apiVersion": API, "kind": "KafkaTopic", "name": metadata["name"],
                                         "namespace": NS, "uid": metadata["uid"]},
