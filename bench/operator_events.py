@@ -197,12 +197,18 @@ class ThisProcess:
         by_kind: dict[str, float] = collections.defaultdict(float)
         for thread in threading.enumerate():
             try:
-                stat = Path(f"/proc/self/task/{thread.native_id}/stat").read_text()
+                by_kind[_thread_kind(thread)] += _cpu_seconds(
+                    Path(f"/proc/self/task/{thread.native_id}/stat")
+                )
             except OSError:
                 continue
-            fields = stat.rpartition(")")[2].split()
-            by_kind[_thread_kind(thread)] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         return dict(by_kind)
+
+
+def _cpu_seconds(stat: Path) -> float:
+    """utime + stime of a process or thread, from its ``/proc/.../stat`` (fields after the command's ``)``)."""
+    fields = stat.read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _thread_kind(thread: threading.Thread) -> str:
@@ -224,8 +230,7 @@ class OtherProcess:
         self.name = f"kto run (pid {process.pid})"
 
     def cpu(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        return _cpu_seconds(Path(f"/proc/{self.process.pid}/stat"))
 
     def _status_mb(self, key: str) -> int:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
@@ -590,10 +595,16 @@ async def _restart_as_kto_run(settings: Any, phases: Phases, args: argparse.Name
 
 def _drift_checks(url: str) -> float:
     """Drift checks completed so far, as the operator's ``/metrics`` counts them."""
+    from prometheus_client.parser import text_string_to_metric_families
+
     with urllib.request.urlopen(url, timeout=30) as answer:
         text = answer.read().decode()
-    name = "kto_drift_check_duration_seconds_count"
-    return sum(float(line.rpartition(" ")[2]) for line in text.splitlines() if line.startswith(name))
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "kto_drift_check_duration_seconds_count"
+    )
 
 
 async def _next_drift_check(url: str, limit: float) -> None:
