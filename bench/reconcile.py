@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from topic_operator.manifests import load_manifests
+from topic_operator.manifests.loader import load_manifests
 from topic_operator.reconcile import Reconciler, TopicOutcome
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
 from topic_operator.zookeeper.local_server import LocalZooKeeper

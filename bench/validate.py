@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from topic_operator.manifest_limits import DEFAULT_LIMITS
-from topic_operator.manifest_yaml import LoadBudget, yaml_documents
-from topic_operator.manifests import load_manifests
+from topic_operator.manifests.bounded_yaml import LoadBudget, yaml_documents
+from topic_operator.manifests.limits import DEFAULT_LIMITS
+from topic_operator.manifests.loader import load_manifests
 
 TARGET_SECONDS = 30.0
 TARGET_DOCUMENTS = 100_000

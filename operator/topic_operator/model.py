@@ -7,7 +7,7 @@ snapshot can be written to JSON lines and read back by the Spark job unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -25,6 +25,8 @@ __all__ = [
     "ReassignmentPolicy",
     "TopicSpec",
     "TopicState",
+    "is_unavailable",
+    "is_under_replicated",
 ]
 
 
@@ -128,6 +130,16 @@ class PartitionState:
     controller_epoch: int
     leader_recovery_state: int = 0
     partition_epoch: int = 0
+
+
+def is_under_replicated(replicas: tuple[int, ...], state: PartitionState | None) -> bool:
+    """Fewer replicas in sync than assigned: what ``kafka-topics.sh --under-replicated-partitions`` shows."""
+    return state is not None and len(state.isr) < len(replicas)
+
+
+def is_unavailable(state: PartitionState | None, live_brokers: Collection[int]) -> bool:
+    """No state yet counts as unavailable: the controller has not brought the partition online (§13.5)."""
+    return state is None or state.leader < 0 or state.leader not in live_brokers
 
 
 @dataclass(frozen=True, slots=True)

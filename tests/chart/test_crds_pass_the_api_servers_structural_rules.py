@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(
     {
         *(ROOT / "crds").glob("*.yaml"),
-        *(ROOT / "operator" / "topic_operator" / "crds").glob("*.yaml"),
+        *(ROOT / "operator" / "topic_operator" / "crd").glob("*.yaml"),
         *(ROOT / "manifests" / "install").glob("*crd*.yaml"),
         *(ROOT / "helm" / "kafka-topic-operator" / "crds").glob("*.yaml"),
     }

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from validation import ROOT, crd_schema, documents, problems
 
-from topic_operator.cel_rules import CelRules
+from topic_operator.crd.cel_rules import CelRules
 from topic_operator.k8s.settings import environment_variables
 from topic_operator.model import ReassignmentPolicy
 
@@ -177,7 +177,7 @@ def test_cel_rules_refuse_a_decrease_and_a_rename_of_every_example_topic() -> No
 
 
 def test_rendered_clusters_parse_as_the_operator_reads_them() -> None:
-    from topic_operator.manifests import load_objects
+    from topic_operator.manifests.loader import load_objects
 
     clusters = [d for d in rendered_documents(NON_DEFAULT) if d["kind"] == "KafkaCluster"]
     loaded = load_objects(clusters)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from topic_operator.cli import main
+from topic_operator.cli.main import main
 
 CLUSTER_DOCUMENT = (
     "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\nmetadata: {name: test}\n"

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.conditions import Reason
-from topic_operator.manifests import load_objects
+from topic_operator.manifests.loader import load_objects
 from topic_operator.model import ReassignmentPolicy
 
 

@@ -141,7 +141,7 @@ def test_live_read_of_two_clusters_through_the_job(
             )
 
         assert untimed(saved) == untimed(fresh)
-        from topic_operator.manifests import load_manifests
+        from topic_operator.manifests.loader import load_manifests
 
         specs = load_manifests([desired]).topics_of(name)
         cluster = ClusterSpec(name, f"{two_clusters[name][0].connect_string}/kafka")

@@ -46,7 +46,7 @@ def test_drift_command_writes_every_output(
     assert "missing" in kinds
     assert "plan_rejected" not in kinds  # pinned, the only one, has a replica assignment: not in the YAML
     # The manifests' sources (file#document) are what the plan carries: as kto plan on the same files.
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
 
     loaded = load_manifests([manifests])
     expected = plan_to_dict(plan(loaded.topics_of("east"), fleet.states["east"], seed=3))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from topic_operator.cel_rules import CelFailure, CelRules, rules_of
+from topic_operator.crd.cel_rules import CelFailure, CelRules, rules_of
 
 CRDS = Path(__file__).resolve().parents[2] / "crds"
 

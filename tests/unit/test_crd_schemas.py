@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from topic_operator.kafka.assignment import RackAwareMode
-from topic_operator.manifests import load_manifests
+from topic_operator.manifests.loader import load_manifests
 from topic_operator.model import ApplyMode, DeletionPolicy, ReassignmentPolicy
 
 REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / "crds"
-PACKAGE_CRDS = REPO / "operator" / "topic_operator" / "crds"
+PACKAGE_CRDS = REPO / "operator" / "topic_operator" / "crd"
 EXAMPLES = REPO / "manifests" / "examples"
 
 # Every name Strimzi's CRDs register (plural, singular, short names, categories), from its install files.
@@ -74,7 +74,7 @@ def test_the_package_copy_of_the_crds_is_identical_to_crds_dir() -> None:
     source = {p.name: p.read_bytes() for p in CRDS.glob("*.yaml")}
     copy = {p.name: p.read_bytes() for p in PACKAGE_CRDS.glob("*.yaml")}
     assert sorted(source) == ["kafkaclusters.kto.dev.yaml", "kafkatopics.kto.dev.yaml"]
-    assert copy == source, "run: cp crds/*.yaml operator/topic_operator/crds/"
+    assert copy == source, "run: cp crds/*.yaml operator/topic_operator/crd/"
 
 
 @BOTH

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, assume, find, given, settings
 from hypothesis import strategies as st
 
-from topic_operator.cel_equivalents import EQUIVALENTS, FastCelRules, normalized_rule
-from topic_operator.cel_rules import CelFailure, CelRule, CelRules, RuleOutcome, check_rules
-from topic_operator.manifest_schema import CRD_FILES, _validator, crd_schema, is_valid
+from topic_operator.crd.cel_equivalents import EQUIVALENTS, FastCelRules, normalized_rule
+from topic_operator.crd.cel_rules import CelFailure, CelRule, CelRules, RuleOutcome, check_rules
+from topic_operator.manifests.schema import CRD_FILES, _validator, crd_schema, is_valid
 
 # cel-python's lark parser raises the recursion limit while a test runs; hypothesis notes it.
 pytestmark = pytest.mark.filterwarnings("ignore:The recursion limit will not be reset")
@@ -151,7 +151,7 @@ def _off_by_one(rule: CelRule, activation: Mapping[str, Any]) -> RuleOutcome:
     """A plausible mistake: ``>`` where the rule says ``>=``."""
     if rule.rule == "self >= oldSelf":
         return None if activation["self"] > activation["oldSelf"] else ""
-    from topic_operator.cel_equivalents import evaluate_equivalent
+    from topic_operator.crd.cel_equivalents import evaluate_equivalent
 
     return evaluate_equivalent(rule, activation)
 

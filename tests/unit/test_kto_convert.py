@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topic_operator.cli import main
-from topic_operator.manifests import load_manifests
+from topic_operator.cli.main import main
+from topic_operator.manifests.loader import load_manifests
+from topic_operator.manifests.topic_documents import is_object_name, object_name, object_names
 from topic_operator.model import TopicSpec
-from topic_operator.topic_documents import is_object_name, object_name, object_names
 
 CLUSTER = "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\nmetadata: {name: local}\nspec:\n" + (
     "  zookeeper: {connect: '127.0.0.1:2181/kafka'}\n  kafkaVersion: '3.6'\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from topic_operator.cli import main
+from topic_operator.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "examples"
 
@@ -139,7 +139,7 @@ def test_validate_needs_no_cel_python_at_run_time() -> None:
     Path("good.yaml").write_text(GOOD)
     script = (
         "import sys\n"
-        "from topic_operator.cli import main\n"
+        "from topic_operator.cli.main import main\n"
         "code = main(['validate', 'good.yaml'])\n"
         "assert 'celpy' not in sys.modules, 'cel-python was imported'\n"
         "raise SystemExit(code)\n"

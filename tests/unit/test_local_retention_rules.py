@@ -10,7 +10,7 @@ import pytest
 
 from topic_operator.kafka.errors import ConfigError, KafkaError
 from topic_operator.kafka.topic_configs import topic_config_problems, validate_topic_config
-from topic_operator.manifests import load_manifests
+from topic_operator.manifests.loader import load_manifests
 
 
 def _refusal(props: dict[str, object]) -> KafkaError:

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topic_operator.manifest_limits import (
+from topic_operator.manifests.limits import (
     DEFAULT_LIMITS,
     LimitSettingError,
     env_names,
     limits_from_environment,
 )
-from topic_operator.manifests import load_manifests, load_objects
+from topic_operator.manifests.loader import load_manifests, load_objects
 from topic_operator.message_text import LINE_LIMIT, escaped, one_line, shortened, shown
 
 TOPIC = (

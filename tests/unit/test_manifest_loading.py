@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from topic_operator.kafka.assignment import RackAwareMode
-from topic_operator.manifests import MISSING, ManifestError, Manifests, load_manifests, load_objects
+from topic_operator.manifests.loader import MISSING, ManifestError, Manifests, load_manifests, load_objects
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
 
 CLUSTER = """\

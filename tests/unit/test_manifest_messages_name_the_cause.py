@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from topic_operator.cli import main
-from topic_operator.manifests import load_manifests
+from topic_operator.cli.main import main
+from topic_operator.manifests.loader import load_manifests
 
 CLUSTER = "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\nmetadata: {{name: {name}{namespace}}}\n" \
     "spec: {{zookeeper: {{connect: '127.0.0.1:1/kafka'}}}}\n"  # fmt: skip

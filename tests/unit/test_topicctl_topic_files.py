@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topic_operator.manifests import load_manifests, load_objects
+from topic_operator.manifests.loader import load_manifests, load_objects
 from topic_operator.model import TopicSpec
 
 CLUSTER = "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\nmetadata: {name: local}\nspec:\n" + (

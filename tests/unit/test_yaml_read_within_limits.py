@@ -17,8 +17,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from topic_operator.manifest_limits import DEFAULT_LIMITS, ManifestLimits
-from topic_operator.manifest_yaml import LoadBudget, YamlReadError, yaml_documents
+from topic_operator.manifests.bounded_yaml import LoadBudget, YamlReadError, yaml_documents
+from topic_operator.manifests.limits import DEFAULT_LIMITS, ManifestLimits
 
 
 class _PyYamlKubernetes(yaml.SafeLoader):
@@ -104,7 +104,7 @@ def test_a_hundred_thousand_levels_end_in_a_message_not_a_segfault() -> None:
     """PyYAML's C loader crashes the process (exit 139) on this text, even inside an ignored ConfigMap."""
     script = (
         "import sys\n"
-        "from topic_operator.manifests import load_manifests\n"
+        "from topic_operator.manifests.loader import load_manifests\n"
         "m = load_manifests(['-'], stdin=sys.stdin.buffer)\n"
         "print(*m.errors, sep='\\n')\n"
     )
@@ -220,10 +220,10 @@ def test_without_libyaml_the_pure_python_parser_gives_the_same_values(
     text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PyYAML built without libyaml: its own parser emits the same events, without recursion either."""
-    from topic_operator import manifest_yaml
+    from topic_operator.manifests import bounded_yaml
 
     expected = read(text)
-    monkeypatch.setattr(manifest_yaml, "_EVENT_PARSER", yaml.SafeLoader)
+    monkeypatch.setattr(bounded_yaml, "_EVENT_PARSER", yaml.SafeLoader)
     assert read(text) == expected
     limits = replace(DEFAULT_LIMITS, max_depth=3)
     assert refusal("- - - - x\n", limits).message.startswith("more than 3 levels of nesting")

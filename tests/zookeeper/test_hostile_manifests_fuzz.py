@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
-from topic_operator.cli import main
+from topic_operator.cli.main import main
 from topic_operator.message_text import LINE_LIMIT
 
 CLUSTER = "fuzz"

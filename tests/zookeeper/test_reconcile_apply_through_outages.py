@@ -30,7 +30,7 @@ from harness.outage import (
     kafka_server,
     run_in_thread,
 )
-from topic_operator.manifests import load_manifests
+from topic_operator.manifests.loader import load_manifests
 from topic_operator.model import ClusterSpec, TopicSpec
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client

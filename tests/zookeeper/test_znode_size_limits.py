@@ -24,7 +24,7 @@ from kazoo.exceptions import ConnectionLoss
 from harness.cli import kafka_topic, write_manifests
 from harness.states import cluster_spec, cluster_state, existing, spec
 from harness.zookeeper import ZkChroot
-from topic_operator.cli import main
+from topic_operator.cli.main import main
 from topic_operator.kafka.znode_payloads import JUTE_MAXBUFFER, topic_payload, topic_payload_size_bounds
 from topic_operator.plan import AlterConfig, CreateTopic, TopicStatus, plan
 from topic_operator.zookeeper.snapshot import read_cluster

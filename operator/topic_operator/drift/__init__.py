@@ -6,4 +6,7 @@ for one cluster (``cluster_drift``: read its snapshot lines, plan, classify) and
 Python tasks (``arrow_stage``), the planner's per-cluster entry (``planning``), the drift kinds (``kinds``), the
 rules every finding follows (``rules``) and the HTML report (``report``). ``command`` adds ``kto drift`` and
 imports Spark only when the command runs.
+
+May import: the engine (``plan``, ``plan_output``, ``model``, ``snapshot_rows``), ``manifests/``, ``zookeeper/``
+(live collection) and ``kafka/``. Never ``k8s/``, ``cli/`` or a Kubernetes client.
 """

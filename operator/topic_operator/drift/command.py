@@ -182,7 +182,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _inventory(paths: Sequence[str]) -> list[ClusterSpec]:
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
 
     manifests = load_manifests(paths)
     for error in manifests.errors:

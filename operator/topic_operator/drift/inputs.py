@@ -67,7 +67,7 @@ def _is_parquet(path: str) -> bool:
 
 def load_desired(spark: SparkSession, paths: Sequence[str]) -> DesiredInput:
     """Manifests through ``load_manifests`` on the driver, ``*.parquet`` paths through Spark."""
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
 
     manifest_paths = [p for p in paths if not _is_parquet(p)]
     frames: list[DataFrame] = []

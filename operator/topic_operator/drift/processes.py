@@ -108,7 +108,7 @@ def _from_ipc(part: list[TopicSpec] | bytes) -> Any:
 def load_declared(paths: Sequence[str]) -> DeclaredTopics:
     """Manifests through ``load_manifests``, ``*.parquet`` (a file or a directory of part files) through pyarrow
     with the declared-topic schema, checked (``declared_table``)."""
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
 
     declared = DeclaredTopics()
     manifest_paths = [p for p in paths if not p.rstrip("/").endswith(".parquet")]

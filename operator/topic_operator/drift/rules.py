@@ -5,7 +5,7 @@ plan's facts, and returns exactly the findings the job writes for that cluster. 
 (``cluster_drift``) uses ``topic_findings`` and ``skew_findings`` as they are, and measures health and broker load
 in one pass over the snapshot rows with ``topic_health_findings`` and ``loads_from_counts``; the tests hold its
 findings and loads to ``cluster_findings`` and ``broker_loads`` on generated fleets. Partition health uses
-``describe``'s rules, the ones ``kto describe`` filters by.
+the model's ``is_under_replicated`` and ``is_unavailable``, the rules ``kto describe`` filters by.
 
 Rules, per (cluster, topic) of the full outer join of declared and actual topics:
 
@@ -32,7 +32,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from topic_operator.describe import is_unavailable, is_under_replicated
 from topic_operator.drift.kinds import (
     DECLARED_AT,
     KIND_INFO,
@@ -55,7 +54,14 @@ from topic_operator.drift.kinds import (
     skew_bounds,
 )
 from topic_operator.drift.planning import TopicFacts
-from topic_operator.model import Broker, ClusterState, TopicSpec, TopicState
+from topic_operator.model import (
+    Broker,
+    ClusterState,
+    TopicSpec,
+    TopicState,
+    is_unavailable,
+    is_under_replicated,
+)
 
 __all__ = [
     "DECLARATION_KINDS",

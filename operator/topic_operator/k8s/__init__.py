@@ -5,4 +5,7 @@ change, refuse) is the engine's (``plan``/``reconcile``); what lives here is tra
 results -> status, conditions and Events), scheduling (batching, the drift timer) and safety (ownership,
 finalizers, pause). The pure parts (settings, conditions, status, ownership, deletion) are small modules with no
 kopf import, tested without any server.
+
+May import: the engine (``reconcile``, ``plan``, ``plan_output``, ``model``), ``manifests/``, ``zookeeper/``,
+``kafka/``, kopf, lightkube and prometheus-client. Never ``drift/``, ``cli/`` or Spark.
 """

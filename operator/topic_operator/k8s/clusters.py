@@ -19,7 +19,7 @@ from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.registry import ClusterHandle
 from topic_operator.k8s.status import cluster_status
 from topic_operator.k8s.topics import EventSpec, Verdict
-from topic_operator.manifests import load_objects
+from topic_operator.manifests.loader import load_objects
 from topic_operator.zookeeper.errors import (
     NotAKafkaClusterError,
     ZooKeeperAuthError,

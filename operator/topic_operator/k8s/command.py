@@ -1,7 +1,7 @@
 """``kto run``: start the operator. Every option is also read from the environment (the Deployment's way).
 
 Precedence: a flag given on the command line, then its environment variable, then the default
-(``OperatorSettings``). ``cli.py`` calls ``register`` to add the sub-command; nothing here runs at import.
+(``OperatorSettings``). ``cli/main.py`` calls ``register`` to add the sub-command; nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ async def operate(
     from topic_operator.k8s.liveness import Liveness
     from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
     from topic_operator.k8s.serving import serve, serve_health
-    from topic_operator.manifest_limits import LimitSettingError, limits_from_environment
+    from topic_operator.manifests.limits import LimitSettingError, limits_from_environment
 
     limit_malloc_arenas()  # before the operator's threads start (see the module)
     priority = (

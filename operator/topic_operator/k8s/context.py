@@ -19,7 +19,7 @@ from topic_operator.k8s.metrics import Metrics
 from topic_operator.k8s.readiness import Readiness
 from topic_operator.k8s.registry import ClusterKey, ClusterRegistry
 from topic_operator.k8s.settings import OperatorSettings
-from topic_operator.manifest_limits import ManifestLimits
+from topic_operator.manifests.limits import ManifestLimits
 from topic_operator.model import TopicSpec
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 

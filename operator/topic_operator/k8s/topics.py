@@ -35,7 +35,7 @@ from topic_operator.k8s.status import (
     summarize_changes,
     topic_status,
 )
-from topic_operator.manifests import load_objects
+from topic_operator.manifests.loader import load_objects
 from topic_operator.model import ApplyMode, TopicSpec
 from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome

@@ -19,7 +19,7 @@ EXIT_OK, EXIT_ERROR = 0, 1
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``kto convert`` to ``kto``'s sub-commands."""
-    from topic_operator.topic_documents import FORMATS
+    from topic_operator.manifests.topic_documents import FORMATS
 
     convert = commands.add_parser(
         "convert",
@@ -41,9 +41,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _convert(args: argparse.Namespace) -> int:
     import yaml
 
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
+    from topic_operator.manifests.topic_documents import topic_documents
     from topic_operator.message_text import one_line
-    from topic_operator.topic_documents import topic_documents
 
     manifests = load_manifests(args.paths)
     for warning in manifests.warnings:
@@ -83,7 +83,7 @@ def _write(directory: Path, documents: tuple[dict[str, Any], ...]) -> None:
     ``..``); a cluster name need not be, so its folder is named as an object would be."""
     import yaml
 
-    from topic_operator.topic_documents import object_name
+    from topic_operator.manifests.topic_documents import object_name
 
     for document in documents:
         spec, metadata = document["spec"], document["metadata"]

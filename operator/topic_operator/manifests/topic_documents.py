@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from topic_operator.kafka.assignment import RackAwareMode
-from topic_operator.manifest_schema import API_VERSION
+from topic_operator.manifests.schema import API_VERSION
 from topic_operator.model import ApplyMode, DeletionPolicy, TopicSpec
 
 __all__ = ["FORMATS", "Converted", "is_object_name", "object_name", "object_names", "topic_documents"]

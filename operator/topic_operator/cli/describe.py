@@ -14,18 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
-from topic_operator.model import ClusterState, PartitionState, TopicState
+from topic_operator.model import ClusterState, PartitionState, TopicState, is_unavailable, is_under_replicated
 
-__all__ = ["describe_lines", "is_unavailable", "is_under_replicated"]
-
-
-def is_under_replicated(replicas: tuple[int, ...], state: PartitionState | None) -> bool:
-    return state is not None and len(state.isr) < len(replicas)
-
-
-def is_unavailable(state: PartitionState | None, live_brokers: Collection[int]) -> bool:
-    """No state yet counts as unavailable: the controller has not brought the partition online (§13.5)."""
-    return state is None or state.leader < 0 or state.leader not in live_brokers
+__all__ = ["describe_lines"]
 
 
 def _joined(ids: tuple[int, ...]) -> str:

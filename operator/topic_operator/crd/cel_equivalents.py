@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, Final
 
-from topic_operator.cel_rules import (
+from topic_operator.crd.cel_rules import (
     CelFailure,
     CelRule,
     RuleOutcome,

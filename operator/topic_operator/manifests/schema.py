@@ -1,6 +1,6 @@
 """The CRDs as the manifest loader applies them: read from the package, checked fast, worded for people.
 
-The CRD YAMLs are package data (``topic_operator/crds/``, byte-identical to the repository's ``crds/``, which a
+The CRD YAMLs are package data (``topic_operator/crd/``, byte-identical to the repository's ``crds/``, which a
 test enforces), so the same schema serves a checkout, an installed wheel and the operator image. The check is the
 API server's as ``kubectl apply`` meets it: Draft 4 types (``3.0`` is not an integer), unknown fields refused
 (kubectl's default ``--validate=strict``), ``status`` left to the operator, and patterns anchored as Go's regular
@@ -76,7 +76,7 @@ KubernetesYamlLoader.yaml_implicit_resolvers = {
 @cache
 def crd(kind: str) -> Mapping[str, Any]:
     """The CustomResourceDefinition of ``kind`` (KafkaTopic or KafkaCluster), from the package data."""
-    text = resources.files("topic_operator").joinpath("crds", CRD_FILES[kind]).read_text(encoding="utf-8")
+    text = resources.files("topic_operator.crd").joinpath(CRD_FILES[kind]).read_text(encoding="utf-8")
     document: Mapping[str, Any] = yaml.load(text, Loader=KubernetesYamlLoader)
     return document
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from topic_operator.manifest_schema import API_VERSION, MISSING
+from topic_operator.manifests.schema import API_VERSION, MISSING
 
 __all__ = ["TOPICCTL_KIND", "TopicctlTopic", "field_names", "is_topicctl_topic", "read_topicctl_topic"]
 

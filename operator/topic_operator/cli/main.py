@@ -97,7 +97,7 @@ def _declared(args: argparse.Namespace) -> tuple[ClusterSpec, list[TopicSpec], l
     the policy; ``--zookeeper`` overrides its connect string. When no cluster can be chosen, the manifest errors
     are printed before the reason, since they are usually why (a missing file, a KafkaCluster declared twice).
     """
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
 
     manifests = load_manifests(args.files)
     errors = [str(e) for e in manifests.errors]
@@ -357,7 +357,7 @@ def _apply_summary(report: Any) -> str:
 
 
 def _describe(args: argparse.Namespace) -> int:
-    from topic_operator.describe import describe_lines
+    from topic_operator.cli.describe import describe_lines
     from topic_operator.zookeeper.snapshot import read_cluster
 
     with _zookeeper(args.zookeeper, args.deadline) as client:
@@ -409,10 +409,10 @@ def _export(args: argparse.Namespace) -> int:
 
     import yaml
 
+    from topic_operator.cli.export import TopicFilter, cluster_document, export_cluster
     from topic_operator.connect_string import ConnectStringError, parse_connect_string
-    from topic_operator.export import TopicFilter, cluster_document, export_cluster
-    from topic_operator.manifests import load_manifests
-    from topic_operator.topic_documents import object_name
+    from topic_operator.manifests.loader import load_manifests
+    from topic_operator.manifests.topic_documents import object_name
     from topic_operator.zookeeper.snapshot import read_cluster
 
     if args.format == "strimzi" and args.with_assignment:
@@ -526,7 +526,7 @@ def _write_whole(output: Path, text: str) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from topic_operator.manifests import load_manifests
+    from topic_operator.manifests.loader import load_manifests
 
     manifests = load_manifests(args.paths, check_cel=True)
     for error in manifests.errors:
@@ -538,7 +538,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from topic_operator.demo import run_demo
+    from topic_operator.cli.demo import run_demo
 
     return run_demo(sys.stdout, examples=Path(args.examples) if args.examples else None)
 
@@ -656,7 +656,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--examples", metavar="DIR", help="manifests to apply (default: manifests/examples)")
     demo.set_defaults(handler=_demo)
 
-    from topic_operator.convert_command import register as register_convert
+    from topic_operator.cli.convert import register as register_convert
     from topic_operator.drift.command import register as register_drift
     from topic_operator.k8s.command import register as register_run
 
@@ -668,7 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from topic_operator.manifest_limits import LimitSettingError
+    from topic_operator.manifests.limits import LimitSettingError
     from topic_operator.message_text import one_line
     from topic_operator.zookeeper.errors import ZooKeeperError
 
@@ -677,7 +677,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ZooKeeperError, LimitSettingError) as error:
         print(one_line(f"kto {args.command}: {error}"), file=sys.stderr)
         return EXIT_ERROR
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

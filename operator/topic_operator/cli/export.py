@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from topic_operator.kafka.topic_names import is_internal
-from topic_operator.manifest_schema import API_VERSION
+from topic_operator.manifests.schema import API_VERSION
+from topic_operator.manifests.topic_documents import object_name, object_names, topic_documents
 from topic_operator.model import ClusterState, TopicSpec, TopicState
-from topic_operator.topic_documents import object_name, object_names, topic_documents
 
 __all__ = ["Export", "ExportedTopic", "TopicFilter", "cluster_document", "export_cluster"]
 

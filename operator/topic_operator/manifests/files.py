@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from topic_operator.manifest_yaml import LoadBudget
+from topic_operator.manifests.bounded_yaml import LoadBudget
 
 __all__ = ["STDIN", "FileReadError", "FoundFiles", "find_manifest_files", "read_manifest_text"]
 

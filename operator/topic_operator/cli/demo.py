@@ -20,9 +20,9 @@ from typing import Any, TextIO
 import yaml
 from kazoo.client import KazooClient
 
-from topic_operator.describe import describe_lines
-from topic_operator.export import cluster_document, export_cluster
-from topic_operator.manifests import load_manifests, load_objects
+from topic_operator.cli.describe import describe_lines
+from topic_operator.cli.export import cluster_document, export_cluster
+from topic_operator.manifests.loader import load_manifests, load_objects
 from topic_operator.model import ApplyMode, ClusterSpec, ReassignmentPolicy, TopicSpec
 from topic_operator.plan_output import render_plan_text
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
@@ -39,7 +39,7 @@ from topic_operator.zookeeper.znodes import BrokerConfigZNode, ConfigChangeZNode
 
 RACKS = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
 CHROOT = "/kafka"
-DEFAULT_EXAMPLES = Path(__file__).resolve().parents[2] / "manifests" / "examples"
+DEFAULT_EXAMPLES = Path(__file__).resolve().parents[3] / "manifests" / "examples"
 REASSIGNED_TOPIC = "orders.replay"
 """The topic the reassignment step creates with one replica and then takes to three (``orders`` prefix: one the
 example cluster allows)."""

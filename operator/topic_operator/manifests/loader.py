@@ -7,13 +7,13 @@ document is checked against the CRD's own schema (what ``kubectl apply`` would r
 the field path, the value and the rule. All errors are collected, never only the first, so one CI run shows them
 all; a topic with an error is left out of the result and never blocks the others.
 
-The CRDs are read from the package's copy (``topic_operator/crds/``, package data), which a test keeps
+The CRDs are read from the package's copy (``topic_operator/crd/``, package data), which a test keeps
 byte-identical to the repository's ``crds/``: the schema applied here is the one installed in the cluster, in a
-checkout and in an installed wheel alike. How schema failures are worded lives in ``manifest_schema``.
+checkout and in an installed wheel alike. How schema failures are worded lives in ``manifests.schema``.
 
 Input is treated as hostile (``kto validate`` runs on pull requests from anyone): files are read within the limits
-of ``manifest_limits`` (regular files only, bounded bytes; YAML bounded in depth, aliases, scalars and documents
-while it is parsed, see ``manifest_yaml``), API objects given already parsed are held to the same depth, size and
+of ``manifests.limits`` (regular files only, bounded bytes; YAML bounded in depth, aliases, scalars and documents
+while it is parsed, see ``manifests.bounded_yaml``), API objects given already parsed are held to the same depth, size and
 string limits, and every message is one bounded, escaped line (``message_text``).
 
 Pure apart from reading files: no ZooKeeper, no Kubernetes API.
@@ -28,14 +28,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeGuard
 
-from topic_operator.cel_equivalents import FastCelRules
 from topic_operator.connect_string import connect_string_problem
+from topic_operator.crd.cel_equivalents import FastCelRules
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.java_lang import LONG_MAX
 from topic_operator.kafka.topic_configs import KAFKA_3_4, checked_topic_config
 from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
-from topic_operator.manifest_files import (
+from topic_operator.manifests.bounded_yaml import LoadBudget, YamlReadError, yaml_documents
+from topic_operator.manifests.files import (
     MANIFEST_SUFFIXES,
     STDIN,
     FileReadError,
@@ -43,15 +44,14 @@ from topic_operator.manifest_files import (
     find_manifest_files,
     read_manifest_text,
 )
-from topic_operator.manifest_limits import ManifestLimits, limits_from_environment, object_problem
-from topic_operator.manifest_schema import API_VERSION, CRD_FILES, MISSING, crd_schema, schema_problems
-from topic_operator.manifest_topicctl import (
+from topic_operator.manifests.limits import ManifestLimits, limits_from_environment, object_problem
+from topic_operator.manifests.schema import API_VERSION, CRD_FILES, MISSING, crd_schema, schema_problems
+from topic_operator.manifests.topicctl import (
     TOPICCTL_KIND,
     field_names,
     is_topicctl_topic,
     read_topicctl_topic,
 )
-from topic_operator.manifest_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
 
@@ -420,7 +420,7 @@ def load_manifests(
 
     A directory stands for its ``*.yaml``/``*.yml`` files, recursively, sorted, hidden entries skipped; a file
     given by name may have any extension (a kubectl JSON export). ``limits`` defaults to the environment's
-    (``manifest_limits``); ``stdin`` to the process's standard input.
+    (``manifests.limits``); ``stdin`` to the process's standard input.
 
     ``check_cel`` also evaluates the CRDs' CEL rules on each kto.dev document (without an old object), as the
     API server does on a create. ``kto validate`` asks for it; plan and apply need not, since the Kafka-rule
@@ -587,7 +587,7 @@ def _read_strimzi_topic(document: _Document) -> _Topic:
 
 
 def _read_topicctl_topic(document: _Document, warnings: list[ManifestWarning]) -> _Topic | None:
-    """A topicctl topic file, converted (``manifest_topicctl``), then read as a KafkaTopic: every message names
+    """A topicctl topic file, converted (``manifests.topicctl``), then read as a KafkaTopic: every message names
     topicctl's fields."""
     converted = read_topicctl_topic(document.body)
     for path, value, rule in converted.problems:

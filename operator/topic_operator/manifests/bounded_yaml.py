@@ -33,7 +33,7 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
-from topic_operator.manifest_limits import ManifestLimits
+from topic_operator.manifests.limits import ManifestLimits
 
 try:
     from yaml._yaml import CParser
