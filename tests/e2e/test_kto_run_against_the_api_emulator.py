@@ -8,23 +8,17 @@ a real API server shows (admission with CEL, RBAC, its own timing) is checked ou
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
 
-from harness.kube_api import ApiServer, KubeClient, Served, crd_resources, write_kubeconfig
+from harness.kube_api import ApiServer, Served, crd_resources
+from harness.kube_client import KubeClient, write_kubeconfig
+from harness.operator_process import Operator, start_operator
 from harness.zookeeper import ZkChroot
 from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode
 
@@ -39,73 +33,8 @@ KINDS = crd_resources(
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@dataclass
-class Operator:
-    process: subprocess.Popen[bytes]
-    metrics_port: int
-    log: Path
-
-    def readyz(self) -> tuple[int, str]:
-        try:
-            url = f"http://127.0.0.1:{self.metrics_port}/readyz"
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
-        except OSError as error:
-            return 0, str(error)
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def stop(self, timeout: float = 20) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5)
-            raise AssertionError(
-                f"kto run did not exit within {timeout:g} s of SIGTERM:\n{self.output()[-3000:]}"
-            ) from None
-
-
 def _start(tmp_path: Path, kubeconfig: Path | None, **env: str) -> Operator:
-    metrics_port = _free_port()
-    home = tmp_path / "home"  # no ~/.kube/config of the machine's user
-    home.mkdir(exist_ok=True)
-    environ = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("KTO_", "KUBECONFIG"))},
-        "HOME": str(home),
-        "KTO_METRICS_PORT": str(metrics_port),
-        "KTO_LISTEN_HOST": "127.0.0.1",
-        "KTO_HEALTH_PORT": str(_free_port()),
-        "KTO_BATCH_LINGER": "0.05",
-        "KTO_RETRY_DELAY": "1",
-        "KTO_CLUSTER_WAIT": "5",
-        "KTO_DRIFT_INTERVAL": "3600",
-        "KTO_MATERIAL_DIR": str(tmp_path / "material"),
-        "KTO_LOG_FORMAT": "plain",
-        **({"KUBECONFIG": str(kubeconfig)} if kubeconfig is not None else {}),
-        **env,
-    }
-    log = tmp_path / "operator.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "kto"), "run", "--namespace", NS],
-            env=environ,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    return Operator(process, metrics_port, log)
+    return start_operator(tmp_path, kubeconfig, "--namespace", NS, **env)
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ its own it stores objects as plain merged dicts. A real API server does more, an
 - bearer-token authentication: with ``token`` set, a request without ``Authorization: Bearer <token>`` gets 401,
   so a test proves the operator logged in with the kubeconfig it was given.
 
-``ApiServer.run(...)`` serves it from a background thread; ``KubeClient`` is a small synchronous client for tests;
-``write_kubeconfig`` writes the kubeconfig a subprocess uses to reach it.
+``ApiServer.run(...)`` serves it from a background thread; ``harness.kube_client`` has the synchronous client the
+tests use and the kubeconfig a subprocess logs in with, for this server and the real one alike.
 """
 
 from __future__ import annotations
@@ -30,12 +30,8 @@ import bisect
 import contextlib
 import copy
 import datetime
-import itertools
-import json
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -49,7 +45,7 @@ import kmock
 import yaml
 from kmock._internal import apps, enums, rendering
 
-__all__ = ["ApiServer", "KubeClient", "Served", "crd_resources", "write_kubeconfig"]
+__all__ = ["ApiServer", "Served", "crd_resources"]
 
 _KEEP_EVENTS = 200_000
 """Watch history kept for resuming watches (a real API server keeps about five minutes of it)."""
@@ -487,84 +483,6 @@ class Served:
 
     def writes(self) -> list[tuple[str, str, str | None, str, str | None]]:
         return list(self.call(lambda: list(self.api.writes)))
-
-
-def write_kubeconfig(path: Path, server: str, token: str, namespace: str = "default") -> Path:
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "current-context": "kmock",
-        "clusters": [{"name": "kmock", "cluster": {"server": server}}],
-        "users": [{"name": "operator", "user": {"token": token}}],
-        "contexts": [
-            {"name": "kmock", "context": {"cluster": "kmock", "user": "operator", "namespace": namespace}}
-        ],
-    }
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
-class KubeClient:
-    """A small synchronous client, as kubectl would make the same calls."""
-
-    def __init__(self, server: str, token: str) -> None:
-        self._server, self._token = server, token
-
-    def _call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"{self._server}{path}", data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self._token}")
-        request.add_header("Content-Type", content_type)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as error:
-            raise KubeApiError(error.code, error.read().decode(errors="replace")) from None
-
-    @staticmethod
-    def path(api_version: str, plural: str, namespace: str | None, name: str | None = None) -> str:
-        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-        ns = f"/namespaces/{namespace}" if namespace else ""
-        return f"{base}{ns}/{plural}" + (f"/{name}" if name else "")
-
-    def create(self, plural: str, body: Mapping[str, Any]) -> Any:
-        metadata = body["metadata"]
-        return self._call("POST", self.path(body["apiVersion"], plural, metadata.get("namespace")), body)
-
-    def get(self, api_version: str, plural: str, namespace: str | None, name: str) -> Any:
-        return self._call("GET", self.path(api_version, plural, namespace, name))
-
-    def list(self, api_version: str, plural: str, namespace: str | None = None) -> list[Any]:
-        items: list[Any] = self._call("GET", self.path(api_version, plural, namespace))["items"]
-        return items
-
-    def patch(self, api_version: str, plural: str, namespace: str | None, name: str, patch: Any) -> Any:
-        return self._call(
-            "PATCH", self.path(api_version, plural, namespace, name), patch, "application/merge-patch+json"
-        )
-
-    def delete(self, api_version: str, plural: str, namespace: str | None, name: str) -> Any:
-        return self._call("DELETE", self.path(api_version, plural, namespace, name))
-
-    def wait_for(self, check: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.1) -> Any:
-        """Poll ``check`` until it returns something truthy; fail naming ``what`` after ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        last: Any = None
-        for _ in itertools.count():
-            with contextlib.suppress(KubeApiError):
-                last = check()
-                if last:
-                    return last
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout:g} s waiting for {what} (last: {last!r})")
-            time.sleep(interval)
-        return None
-
-
-class KubeApiError(Exception):
-    def __init__(self, status: int, body: str) -> None:
-        super().__init__(f"{status}: {body[:500]}")
-        self.status = status
 
 
 # -- serving from a process of its own (bench/operator_events.py) ----------------------------------------------------------
