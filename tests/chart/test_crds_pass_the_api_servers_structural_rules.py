@@ -198,6 +198,8 @@ BROKEN: list[tuple[str, str, Breaker]] = [
         message="no\nnegatives")),
     ("validations", "an unknown reason", lambda c: _root(c)["x-kubernetes-validations"][0].update(reason="Bad")),
     ("validations", "a validation without a rule", lambda c: _root(c)["x-kubernetes-validations"][0].pop("rule")),
+    ("bounds", "an integer maximum of 2**63 - 1", lambda c: _spec(c)["size"].update(maximum=2**63 - 1)),
+    ("bounds", "a bound float64 rounds", lambda c: _spec(c)["size"].update(minimum=2**60 + 1)),
     ("crd", "a name that is not plural.group", lambda c: c["metadata"].update(name="widget.example.dev")),
     ("crd", "two storage versions", lambda c: c["spec"]["versions"].append(
         {**copy.deepcopy(c["spec"]["versions"][0]), "name": "v2"})),

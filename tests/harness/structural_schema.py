@@ -37,6 +37,7 @@ The rules, by name (``RULES``), so tests can prove each one can fail:
   inside ``metadata``, and is null only where ``nullable: true``.
 - ``validations``: each ``x-kubernetes-validations`` entry has a ``rule`` that compiles as CEL, a ``message``
   without line breaks, a known ``reason``, and no other keys.
+- ``bounds``: numeric bounds the API server can hold: float64 exactly, and within int64 for an integer field;
 - ``crd``: the CustomResourceDefinition around the schemas: ``metadata.name`` is ``<plural>.<group>``, names are
   DNS labels, a known scope, versions with unique names and exactly one storage version, each with a schema,
   printer columns with a known type and format, a ``status`` subresource that is an empty object.
@@ -62,6 +63,7 @@ RULES: Final = (
     "extensions",
     "defaults",
     "validations",
+    "bounds",
     "crd",
 )
 
@@ -355,6 +357,7 @@ def _node_problems(node: Mapping[str, Any], path: str, *, place: str) -> Iterato
     yield from _validation_problems(node, path)
     yield from _default_problems(node, path)
     yield from _junctor_problems(node, path)
+    yield from _bound_problems(node, path)
     if node.get("x-kubernetes-embedded-resource") is True:
         yield from _metadata_problems(node, path)
     for child_path, child_place, child in _children(node, path):
@@ -364,6 +367,24 @@ def _node_problems(node: Mapping[str, Any], path: str, *, place: str) -> Iterato
             yield Problem(f"forbidden: {child_path}: items must be a schema object and not an array")
         else:
             yield Problem(f"type: {child_path}: must be a schema object")
+
+
+def _bound_problems(node: Mapping[str, Any], path: str) -> Iterator[Problem]:
+    """The API server holds ``minimum``, ``maximum`` and ``multipleOf`` as float64 and compares an integer field
+    with them as int64: a bound float64 cannot hold exactly is silently another number, and one at 2**63 or
+    beyond becomes -2**63, so that no value passes (seen on kube-apiserver 1.32 with ``maximum:
+    9223372036854775807``, which refused every value as "should be less than or equal to
+    -9223372036854775808")."""
+    for key in ("minimum", "maximum", "multipleOf"):
+        bound = node.get(key)
+        if isinstance(bound, bool) or not isinstance(bound, int | float):
+            continue
+        held = float(bound)
+        if held != bound or (node.get("type") == "integer" and not -(2**63) <= held < 2**63):
+            yield Problem(
+                f"bounds: {path}.{key}: {bound} is held by the API server as the float64 {held!r}, "
+                "which is not the same number or is beyond int64"
+            )
 
 
 def _forbidden_problems(node: Mapping[str, Any], path: str) -> Iterator[Problem]:

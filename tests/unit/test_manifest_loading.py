@@ -406,8 +406,8 @@ def test_the_reassignment_setting_parses_to_a_policy_and_its_absence_is_off() ->
             "spec.reassignment.throttleBytesPerSecond = 1.5: must be an integer",
         ),
         (
-            "{throttleBytesPerSecond: 9223372036854775808}",
-            "spec.reassignment.throttleBytesPerSecond = 9223372036854775808: must be at most 9223372036854775807",
+            "{throttleBytesPerSecond: 9223372036854774785}",
+            "spec.reassignment.throttleBytesPerSecond = 9223372036854774785: must be at most 9223372036854774784",
         ),
         (
             "{fast: true}",
