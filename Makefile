@@ -33,12 +33,15 @@ help:
 	@echo "make venv       create .venv and install the project with its dev and spark extras"
 	@echo "make system-deps  Debian's zookeeper package (brings Java) and python3-venv when missing"
 
-# Debian's zookeeper package provides the real server the tests and the demo start, and pulls in a JRE
-# (which Spark needs too). `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that
-# was removed but left its configuration files behind.
+# Debian's zookeeper package provides the real server the tests and the demo start, and pulls in a JRE (which
+# Spark and the real Kafka brokers of ../shared/servers need too); etcd-server is the store of the real
+# kube-apiserver that the tests/real tier starts. `dpkg-query` rather than `dpkg -s`: the latter also succeeds for
+# a package that was removed but left its configuration files behind.
 system-deps:
 	@missing=""; \
-	dpkg-query -W -f='$${Status}' zookeeper 2>/dev/null | grep -q 'ok installed' || missing="$$missing zookeeper"; \
+	for package in zookeeper etcd-server; do \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$package"; \
+	done; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 		echo "system-deps: installing Debian packages:$$missing"; \

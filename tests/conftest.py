@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 TESTS_DIR = Path(__file__).parent
 
 _ZOOKEEPER_FIXTURES = frozenset({"zookeeper_server", "zk_chroot", "zk", "zk_ensemble"})
-_MARKERS_BY_DIRECTORY = {"zookeeper": "zookeeper", "spark": "spark"}
+_MARKERS_BY_DIRECTORY = {"zookeeper": "zookeeper", "spark": "spark", "real": "real_servers"}
 
 # Property tests check behaviour, not speed (speed lives in bench/): hypothesis's 200 ms deadline per example
 # only made them flaky on a loaded machine. Each test stays bounded by pytest-timeout.

@@ -1,0 +1,166 @@
+"""The real-server tier: a real kube-apiserver with etcd, and real Kafka brokers (every distribution found).
+
+Servers come from ``harness.server_binaries`` (``KTO_KUBE_APISERVER``, ``KTO_ETCD``, ``KTO_KAFKA_HOME``, else
+``../shared/servers/``); without them every test here skips with one line naming what is missing. The servers
+are session-scoped (each test works in namespaces and topics of its own), stopped by PID by the fixture that
+started them, and their logs, with the operators' output, are attached to a failed test's report.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.kube_client import KubeClient
+from harness.operator_process import Operator, start_operator
+from harness.real_apiserver import RealApiServer
+from harness.real_kafka import KafkaBrokers
+from harness.server_binaries import etcd, kafka_distributions, kube_apiserver
+from topic_operator.zookeeper.local_server import LocalZooKeeper
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALL = ROOT / "manifests" / "install"
+OPERATOR_NAMESPACE = "kafka-topic-operator"
+OPERATOR_ACCOUNT = "kafka-topic-operator"
+KTO_API = "kto.dev/v1alpha1"
+
+DISTRIBUTIONS, NO_KAFKA = kafka_distributions()
+
+pytestmark = pytest.mark.real_servers
+
+
+def install_documents() -> list[dict[str, Any]]:
+    """What ``kubectl apply -f manifests/install/`` applies, in its order (the CRDs before their objects)."""
+    found: list[dict[str, Any]] = []
+    for path in sorted(INSTALL.glob("*.yaml")):
+        found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return found
+
+
+def wait_established(kube: KubeClient, name: str, timeout: float = 30) -> None:
+    def established() -> bool:
+        crd = kube.get("apiextensions.k8s.io/v1", "customresourcedefinitions", None, name)
+        conditions = (crd.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+    kube.wait_for(established, timeout=timeout, what=f"CRD {name} Established")
+
+
+# -- the API server ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServer]:
+    """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the README says)."""
+    apiserver_binary, etcd_binary = kube_apiserver(), etcd()
+    if apiserver_binary.path is None or etcd_binary.path is None:
+        missing = (found.missing for found in (apiserver_binary, etcd_binary) if found.missing)
+        pytest.skip("real API server: " + "; ".join(missing))
+    server = RealApiServer(apiserver_binary.path, etcd_binary.path, tmp_path_factory.mktemp("apiserver"))
+    with server:
+        kube = server.client()
+        for document in install_documents():
+            kube.apply_document(document)
+            if document["kind"] == "CustomResourceDefinition":
+                wait_established(kube, document["metadata"]["name"])
+        yield server
+
+
+@pytest.fixture(scope="session")
+def kube(apiserver: RealApiServer) -> KubeClient:
+    """The admin's client (``system:masters``): what a platform engineer's kubectl does."""
+    return apiserver.client()
+
+
+@pytest.fixture
+def namespace(kube: KubeClient, request: pytest.FixtureRequest) -> str:
+    """A namespace of this test's own (never deleted: without a controller-manager it would stay Terminating)."""
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    kube.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+@pytest.fixture(scope="session")
+def operator_kubeconfig(apiserver: RealApiServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A kubeconfig with a token of the operator's ServiceAccount (TokenRequest), as its Pod would have."""
+    token = apiserver.service_account_token(OPERATOR_NAMESPACE, OPERATOR_ACCOUNT)
+    return apiserver.kubeconfig(tmp_path_factory.mktemp("operator") / "kubeconfig", token)
+
+
+@pytest.fixture
+def operators(tmp_path: Path, operator_kubeconfig: Path) -> Iterator[Callable[..., Operator]]:
+    """Start ``kto run`` processes logged in as the ServiceAccount; each is killed when the test ends."""
+    started: list[Operator] = []
+
+    def start(*arguments: str, kubeconfig: Path | None = None, **environment: str) -> Operator:
+        operator = start_operator(
+            tmp_path,
+            kubeconfig or operator_kubeconfig,
+            *arguments,
+            name=f"operator-{len(started) + 1}",
+            **environment,
+        )
+        started.append(operator)
+        return operator
+
+    yield start
+    for operator in started:
+        operator.kill()
+
+
+# -- Kafka -----------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(
+    scope="session",
+    params=DISTRIBUTIONS or [None],
+    ids=[d.version for d in DISTRIBUTIONS] or ["no-kafka"],
+)
+def kafka(
+    request: pytest.FixtureRequest,
+    zookeeper_server: LocalZooKeeper,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[KafkaBrokers]:
+    """Three brokers in racks a/b/c under ``/kafka-<version>`` of the session's ZooKeeper, per distribution."""
+    if request.param is None:
+        pytest.skip(f"real Kafka brokers: {NO_KAFKA}")
+    distribution = request.param
+    chroot = f"/kafka-{distribution.version}-{uuid.uuid4().hex[:6]}"
+    brokers = KafkaBrokers(
+        distribution,
+        zookeeper_server.connect_string,
+        chroot,
+        tmp_path_factory.mktemp(f"kafka-{distribution.version}"),
+    )
+    with brokers:
+        yield brokers
+
+
+# -- reports ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test's report gets the servers' logs and the output of every operator it started."""
+    report: pytest.TestReport = yield
+    if report.failed:
+        funcargs: dict[str, Any] = getattr(item, "funcargs", {})
+        server = funcargs.get("apiserver")
+        if isinstance(server, RealApiServer):
+            report.sections.append(("kube-apiserver and etcd logs", server.logs(60)))
+        brokers = funcargs.get("kafka")
+        if isinstance(brokers, KafkaBrokers):
+            report.sections.append(
+                (f"Kafka {brokers.distribution.version} broker logs", brokers.logs(lines=40))
+            )
+        for path in sorted(Path(str(funcargs.get("tmp_path", "/nonexistent"))).glob("operator*.log")):
+            text = path.read_text(errors="replace").splitlines()[-150:]
+            report.sections.append((f"{path.name} (last {len(text)} lines)", "\n".join(text)))
+    return report
