@@ -8,11 +8,22 @@ import itertools
 from topic_operator.k8s.ownership import claim_of, cluster_identity, competitors, declared_topics, owner_of
 
 
-def body(ns: str, name: str, created: str, uid: str, cluster: str = "main", topic: str | None = None) -> dict:
+def body(
+    ns: str,
+    name: str,
+    created: str,
+    uid: str,
+    cluster: str = "main",
+    topic: str | None = None,
+    reason: str = "",
+) -> dict:
+    """A KafkaTopic; with ``reason``, a status whose Ready condition has it (as the operator writes it)."""
     spec = {"cluster": cluster, **({"topicName": topic} if topic else {})}
+    status = {"conditions": [{"type": "Ready", "status": "True", "reason": reason}]} if reason else {}
     return {
         "metadata": {"namespace": ns, "name": name, "uid": uid, "creationTimestamp": created},
         "spec": spec,
+        **({"status": status} if status else {}),
     }
 
 
@@ -35,6 +46,42 @@ def test_oldest_then_uid_wins_whatever_the_order() -> None:
         "a/orders-x",
         "b/orders",
     ]
+
+
+def test_within_one_second_the_claim_that_manages_the_topic_keeps_it_whatever_the_uids() -> None:
+    """The API server keeps creationTimestamp to the second. A KafkaTopic created in the owner's second, with a
+    smaller uid, must not take the topic over once the owner manages it (a real API server showed it did)."""
+    second = "2025-01-01T00:00:00Z"
+    for reason in (
+        "Created",
+        "Updated",
+        "InSync",
+        "Adopted",
+        "ClusterUnavailable",
+        "Invalid",
+        "Paused",
+        "Planned",
+    ):
+        owner = claim_of(body("a", "orders", second, "u9", reason=reason))
+        newcomer = claim_of(body("b", "orders", second, "u1"))
+        loser = claim_of(body("a", "orders-2", second, "u0", topic="orders", reason="Conflict"))
+        for order in itertools.permutations([owner, newcomer, loser]):
+            for claim in (owner, newcomer, loser):
+                assert owner_of(claim, order, IDENTITIES.get).ref == "a/orders", (reason, order)
+    # Without a status to tell them apart, the uid still decides; an older claim always wins.
+    fresh = [claim_of(body("a", "orders", second, "u9")), claim_of(body("b", "orders", second, "u1"))]
+    assert owner_of(fresh[0], fresh, IDENTITIES.get).ref == "b/orders"
+    older = claim_of(body("b", "orders", "2024-12-31T23:59:59Z", "u5"))
+    managing = claim_of(body("a", "orders", second, "u0", reason="Created"))
+    assert owner_of(managing, [managing, older], IDENTITIES.get).ref == "b/orders"
+
+
+def test_a_claims_status_is_not_part_of_its_identity() -> None:
+    """The handler's body and the index's copy may differ in status: the claim is still itself."""
+    before = claim_of(body("a", "orders", "2025-01-01T00:00:00Z", "u1"))
+    after = claim_of(body("a", "orders", "2025-01-01T00:00:00Z", "u1", reason="Created"))
+    assert before == after
+    assert owner_of(after, [before], IDENTITIES.get) == after
 
 
 def test_unknown_clusters_compete_only_with_the_same_kafkacluster_object() -> None:

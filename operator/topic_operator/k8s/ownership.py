@@ -1,10 +1,14 @@
 """Which KafkaTopic owns a Kafka topic when several declare it, decided the same way by every replica, every time.
 
 Two KafkaTopics (in any namespaces) that name the same topic of the same Kafka cluster cannot both be applied:
-each would undo the other's config on every resync. The oldest one (``creationTimestamp``, then ``uid`` to break
-ties within a second) owns the topic; the others are reported Ready=False, reason Conflict, and touch nothing.
-Both keys are immutable, so the owner never changes while it exists: no flip-flop. When the owner is deleted the
-next oldest takes over at its next reconcile.
+each would undo the other's config on every resync. The oldest one (``creationTimestamp``) owns the topic; the
+others are reported Ready=False, reason Conflict, and touch nothing. The API server keeps creationTimestamp to
+the second, and GitOps tools create many objects within one: among claims of the same second, the one whose
+status says it already manages the topic (a Ready condition with any reason but Conflict) keeps it, and only
+between claims equal in both does ``uid`` decide. So a KafkaTopic created in the same second as the owner, but
+seen later, never takes the topic over (a real API server showed it: it did, and grew the owner's topic). The
+timestamp and uid are immutable and a Conflict status is never written for an owner, so the owner never changes
+while it exists: no flip-flop. When the owner is deleted the next oldest takes over at its next reconcile.
 
 "The same Kafka cluster" is the same ZooKeeper ensemble and chroot: two KafkaClusters in different namespaces may
 point at one cluster, and their topics then compete. The connect string is normalised (hosts lower-cased and
@@ -51,6 +55,9 @@ class TopicClaim:
     """The Kafka topic name (spec.topicName, else metadata.name)."""
     body: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The KafkaTopic as last seen (the drift timer's work list); not part of the claim's identity."""
+    incumbent: bool = field(default=False, compare=False)
+    """Its status says it manages the topic already (a Ready condition whose reason is not Conflict): it wins
+    over claims created in the same second. Not part of the claim's identity: a status changes, the claim not."""
 
     @property
     def cluster_key(self) -> ClusterKey:
@@ -60,8 +67,8 @@ class TopicClaim:
     def ref(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def precedence(self) -> tuple[datetime.datetime, str]:
-        return (self.created, self.uid)
+    def precedence(self) -> tuple[datetime.datetime, bool, str]:
+        return (self.created, not self.incumbent, self.uid)
 
 
 ClaimsByTopic = Mapping[str, Iterable[TopicClaim]]
@@ -99,7 +106,16 @@ def claim_of(body: Mapping[str, Any], *, keep: Mapping[str, Any] | None = None) 
         cluster=str(cluster),
         topic=str(topic),
         body=keep if keep is not None else {},
+        incumbent=_manages_its_topic(body),
     )
+
+
+def _manages_its_topic(body: Mapping[str, Any]) -> bool:
+    conditions = mapping(body.get("status")).get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
+            return condition.get("reason") not in (None, "", "Conflict")
+    return False
 
 
 def cluster_identity(connect: str) -> str:
