@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import ipaddress
+import json
 import os
 import secrets
 import signal
@@ -27,6 +28,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -203,6 +205,9 @@ class RealApiServer:
                 f"--service-account-key-file={credentials.service_account_public_key}",
                 f"--service-account-signing-key-file={credentials.service_account_key}",
                 f"--cert-dir={self.directory / 'certs'}",
+                f"--audit-policy-file={self._audit_policy()}",
+                f"--audit-log-path={self.audit_log}",
+                "--audit-log-format=json",
             ],
             "kube-apiserver.log",
         )
@@ -267,6 +272,34 @@ class RealApiServer:
                 last = str(error)
             time.sleep(0.1)
         raise RuntimeError(f"{name} not ready within {timeout:g} s ({last}):\n{self.logs(40)}")
+
+    # -- the audit log ---------------------------------------------------------------------------------------------
+
+    @property
+    def audit_log(self) -> Path:
+        return self.directory / "audit.log"
+
+    def _audit_policy(self) -> Path:
+        """Every request of a ServiceAccount, at Metadata level (who, verb, object, answer); nothing else."""
+        path = self.directory / "audit-policy.yaml"
+        path.write_text(
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
+            "  - level: Metadata\n    userGroups: [system:serviceaccounts]\n"
+            "  - level: None\n"
+        )
+        return path
+
+    def audit_events(self, username: str) -> list[dict[str, Any]]:
+        """The audit events of one user's requests so far (``system:serviceaccount:<ns>:<name>``)."""
+        if not self.audit_log.exists():
+            return []
+        events = []
+        for line in self.audit_log.read_text(errors="replace").splitlines():
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if event.get("user", {}).get("username") == username:
+                    events.append(event)
+        return events
 
     # -- clients -------------------------------------------------------------------------------------------------
 

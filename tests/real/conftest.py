@@ -8,6 +8,7 @@ started them, and their logs, with the operators' output, are attached to a fail
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.kube_client import KubeClient
+from harness.kube_client import KubeApiError, KubeClient
 from harness.operator_process import Operator, start_operator
 from harness.real_apiserver import RealApiServer
 from harness.real_kafka import KafkaBrokers
@@ -77,12 +78,26 @@ def kube(apiserver: RealApiServer) -> KubeClient:
     return apiserver.client()
 
 
+def remove_kto_objects(kube: KubeClient, namespace: str) -> None:
+    """Delete every KafkaTopic and KafkaCluster of ``namespace``, finalizers stripped first: their operator may be
+    gone, and a later operator watching every namespace must not find them (their ZooKeeper is gone too)."""
+    for plural in ("kafkatopics", "kafkaclusters"):
+        for body in kube.list(KTO_API, plural, namespace):
+            name = body["metadata"]["name"]
+            with contextlib.suppress(KubeApiError):
+                if body["metadata"].get("finalizers"):
+                    kube.patch(KTO_API, plural, namespace, name, {"metadata": {"finalizers": None}})
+                kube.delete(KTO_API, plural, namespace, name)
+
+
 @pytest.fixture
-def namespace(kube: KubeClient, request: pytest.FixtureRequest) -> str:
-    """A namespace of this test's own (never deleted: without a controller-manager it would stay Terminating)."""
+def namespace(kube: KubeClient) -> Iterator[str]:
+    """A namespace of this test's own, emptied of kto.dev objects afterwards (the namespace itself stays: without
+    a controller-manager a deleted namespace would stay Terminating)."""
     name = f"t-{uuid.uuid4().hex[:10]}"
     kube.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
+    yield name
+    remove_kto_objects(kube, name)
 
 
 @pytest.fixture(scope="session")

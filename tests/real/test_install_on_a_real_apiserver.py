@@ -15,7 +15,7 @@ import helm_python as helm
 import pytest
 import yaml
 
-from conftest import KTO_API, install_documents, wait_established
+from conftest import KTO_API, install_documents, remove_kto_objects, wait_established
 from harness.kube_client import KubeApiError, KubeClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def test_the_charts_rendered_objects_apply_server_side(kube: KubeClient) -> None
         "clusters": [
             {
                 "name": "main",
-                "zookeeper": {"connect": "zk-0.zk:2181,zk-1.zk:2181/kafka"},
+                "zookeeper": {"connect": "127.0.0.1:1,127.0.0.1:2/kafka"},  # never connected to
                 "kafkaVersion": "3.3",
                 "allowDelete": True,
                 "reassignment": {"enabled": True, "throttleBytesPerSecond": 10485760},
@@ -104,6 +104,7 @@ def test_the_charts_rendered_objects_apply_server_side(kube: KubeClient) -> None
         assert applied["metadata"]["name"] == document["metadata"]["name"]
     cluster = kube.get(KTO_API, "kafkaclusters", namespace, "main")
     assert cluster["spec"]["reassignment"]["throttleBytesPerSecond"] == 10485760
+    remove_kto_objects(kube, namespace)
 
 
 def test_the_example_manifests_are_admitted(kube: KubeClient, namespace: str) -> None:
@@ -194,7 +195,7 @@ def test_the_throttle_bound_is_the_one_the_api_server_holds(
         "kind": "KafkaCluster",
         "metadata": {"name": "main", "namespace": namespace},
         "spec": {
-            "zookeeper": {"connect": "zk:2181/kafka"},
+            "zookeeper": {"connect": "127.0.0.1:1/kafka"},
             "reassignment": {"throttleBytesPerSecond": throttle},
         },
     }

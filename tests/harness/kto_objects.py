@@ -1,0 +1,92 @@
+"""KafkaCluster and KafkaTopic bodies as a user writes them, and what a client reads back: the Ready condition,
+the generation the operator has seen, and the Events about an object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.kube_client import KubeClient
+
+__all__ = [
+    "KTO_API",
+    "events_of",
+    "kafka_cluster",
+    "kafka_topic",
+    "ready",
+    "wait_cluster_ready",
+    "wait_topic",
+]
+
+KTO_API = "kto.dev/v1alpha1"
+
+
+def kafka_cluster(namespace: str, name: str, connect: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": KTO_API,
+        "kind": "KafkaCluster",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"zookeeper": {"connect": connect}, **spec},
+    }
+
+
+def kafka_topic(namespace: str, name: str, cluster: str = "main", **spec: Any) -> dict[str, Any]:
+    """Three partitions, three replicas, unless ``spec`` says otherwise."""
+    return {
+        "apiVersion": KTO_API,
+        "kind": "KafkaTopic",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"cluster": cluster, "partitions": 3, "replicas": 3, **spec},
+    }
+
+
+def ready(body: dict[str, Any]) -> dict[str, Any]:
+    """The Ready condition of a body (empty when there is none yet)."""
+    conditions = (body.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == "Ready"), {})
+
+
+def wait_topic(
+    kube: KubeClient, namespace: str, name: str, generation: int, reason: str, timeout: float = 30
+) -> dict[str, Any]:
+    """Until the KafkaTopic's status is of ``generation`` with Ready's ``reason``; the body then. A timeout says
+    what the status was instead."""
+    seen: dict[str, Any] = {}
+
+    def settled() -> dict[str, Any] | None:
+        body: dict[str, Any] = kube.get(KTO_API, "kafkatopics", namespace, name)
+        status = body.get("status") or {}
+        seen.update(generation=status.get("observedGeneration"), ready=ready(body))
+        done = status.get("observedGeneration") == generation and ready(body).get("reason") == reason
+        return body if done else None
+
+    try:
+        result: dict[str, Any] = kube.wait_for(
+            settled,
+            timeout=timeout,
+            what=f"KafkaTopic {namespace}/{name} {reason} at generation {generation}",
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}; its status was {seen}") from None
+    return result
+
+
+def wait_cluster_ready(
+    kube: KubeClient, namespace: str, name: str = "main", status: str = "True", timeout: float = 30
+) -> dict[str, Any]:
+    def settled() -> dict[str, Any] | None:
+        body: dict[str, Any] = kube.get(KTO_API, "kafkaclusters", namespace, name)
+        return body if ready(body).get("status") == status else None
+
+    result: dict[str, Any] = kube.wait_for(
+        settled, timeout=timeout, what=f"KafkaCluster {namespace}/{name} Ready={status}"
+    )
+    return result
+
+
+def events_of(kube: KubeClient, namespace: str, name: str, kind: str = "KafkaTopic") -> list[tuple[str, str]]:
+    """(type, reason) of every Event about the object, oldest first, as ``kubectl describe`` lists them."""
+    found = kube.list(
+        "v1", "events", namespace, fieldSelector=f"involvedObject.name={name},involvedObject.kind={kind}"
+    )
+    found.sort(key=lambda e: (e.get("firstTimestamp") or e.get("eventTime") or "", e["metadata"]["name"]))
+    return [(e["type"], e["reason"]) for e in found]
