@@ -73,7 +73,7 @@ EXPECTED_RULES = [
     {
         "apiGroups": ["kopf.dev"],
         "resources": ["clusterkopfpeerings"],
-        "verbs": ["get", "list", "watch", "patch", "create"],
+        "verbs": ["list", "watch", "patch", "create"],
     },
 ]
 
