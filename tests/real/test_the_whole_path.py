@@ -1,0 +1,53 @@
+"""The whole path: a KafkaTopic applied to the real API server becomes, through ``kto run``, a topic on real
+Kafka brokers (every distribution found) that takes records on every partition, and a config change declared
+on the KafkaTopic is processed by every broker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.kafka_clients import round_trip, topic_config, wait_for_leaders
+from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
+from harness.kube_client import KubeClient
+from harness.operator_process import Operator
+from harness.real_kafka import KafkaBrokers
+from harness.waiting import eventually
+from harness.zookeeper import connected
+from topic_operator.zookeeper.znodes import TopicZNode
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def test_a_kafkatopic_becomes_a_topic_on_real_brokers_that_takes_records(
+    kube: KubeClient, namespace: str, kafka: KafkaBrokers, operators: Callable[..., Operator], tmp_path: Path
+) -> None:
+    operator = operators()
+    operator.wait_ready()
+    kube.create("kafkaclusters", kafka_cluster(namespace, "main", kafka.connect_string,
+                                               kafkaVersion=kafka.distribution.line))  # fmt: skip
+    cluster = wait_cluster_ready(kube, namespace)
+    assert sorted(b["id"] for b in cluster["status"]["brokers"]) == [b.id for b in kafka.brokers]
+
+    topic = f"orders-{namespace}"
+    kube.create("kafkatopics", kafka_topic(namespace, "orders", topicName=topic, partitions=6,
+                                           config={"retention.ms": 3600000}))  # fmt: skip
+    wait_topic(kube, namespace, "orders", 1, "Created")
+    wait_for_leaders(kafka.bootstrap_servers, topic, 6)
+    round_trip(kafka.bootstrap_servers, topic, 6)
+    with connected(kafka.connect_string) as zk:
+        topic_id = TopicZNode.decode(topic, zk.get(TopicZNode.path(topic))[0]).topic_id
+    assert topic_id, "the controller gives every topic an id"
+
+    kube.patch(KTO_API, "kafkatopics", namespace, "orders", {"spec": {"config": {"retention.ms": 7200000}}})
+    wait_topic(kube, namespace, "orders", 2, "Updated")
+    marker = f"Processing override for entityPath: topics/{topic} with config: "
+    eventually(
+        lambda: all(any("7200000" in line for line in kafka.log_lines(b.id, marker)) for b in kafka.brokers),
+        timeout=30,
+        what="every broker processing the new retention.ms",
+    )
+    assert topic_config(kafka.bootstrap_servers, topic) == {"retention.ms": "7200000"}
+    assert operator.stop() == 0
