@@ -88,5 +88,6 @@ def events_of(kube: KubeClient, namespace: str, name: str, kind: str = "KafkaTop
     found = kube.list(
         "v1", "events", namespace, fieldSelector=f"involvedObject.name={name},involvedObject.kind={kind}"
     )
-    found.sort(key=lambda e: (e.get("firstTimestamp") or e.get("eventTime") or "", e["metadata"]["name"]))
+    # In order of writing: timestamps have whole seconds, etcd's revision (the resourceVersion) orders within.
+    found.sort(key=lambda e: int(e["metadata"]["resourceVersion"]))
     return [(e["type"], e["reason"]) for e in found]
