@@ -35,6 +35,7 @@ from kazoo.exceptions import (
     AuthFailedError,
     ConnectionClosedError,
     ConnectionLoss,
+    KazooException,
     NoAuthError,
     SessionClosedRequireSaslError,
     SessionExpiredError,
@@ -305,15 +306,15 @@ class _KazooEvents(logging.LoggerAdapter[logging.Logger]):
         self._lock = threading.Lock()  # kazoo's connection thread writes while open_client reads
 
     def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
+        exc_info = kwargs.pop("exc_info", None)
+        error = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1] if exc_info else None
         if level >= logging.WARNING:
-            exc_info = kwargs.get("exc_info")
-            if isinstance(exc_info, BaseException):
-                self.note(exc_info)
-            elif exc_info:
-                self.note(sys.exc_info()[1])
+            self.note(error)
             for arg in args:
                 if isinstance(arg, BaseException):
                     self.note(arg)
+        if error is not None:  # one line, never a traceback: the reason is all an operator's log needs
+            msg = f"{msg}: {_named(error)}"
         super().log(level, msg, *args, **kwargs)
 
     def note(self, error: BaseException | None) -> None:
@@ -341,12 +342,34 @@ class _KazooEvents(logging.LoggerAdapter[logging.Logger]):
         return refusals[-1] if refusals else None
 
 
+def _quiet_connection_thread_deaths() -> None:
+    """kazoo 2.11's connection thread dies on a refused SASL login (``SessionClosedRequireSaslError`` or
+    ``AuthFailedError`` escape its loop), and Python prints the whole traceback. The client is closed then, which
+    the callers see (``client_gave_up``) and report in one line; so the death itself is one line too."""
+    previous = threading.excepthook
+    if getattr(previous, "kto_quiet", False):
+        return
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        thread = args.thread
+        if thread is not None and "zk_loop" in thread.name and isinstance(args.exc_value, KazooException):
+            logging.getLogger("kazoo.client").warning(
+                "kazoo's connection thread ended: %s", _named(args.exc_value)
+            )
+            return
+        previous(args)
+
+    hook.kto_quiet = True  # type: ignore[attr-defined]
+    threading.excepthook = hook
+
+
 def open_client(settings: ZooKeeperSettings) -> KazooClient:
     """A started client rooted at the settings' chroot, authenticated and proven able to read it.
 
     The caller owns it (:func:`close_client`, or use :func:`connected`). On any failure the client is stopped
     and closed before the error is raised, so no kazoo thread or socket outlives a failed open.
     """
+    _quiet_connection_thread_deaths()
     hosts, chroot = parse_connect_string(settings.connect)
     events = _KazooEvents()
     client = KazooClient(**_client_options(settings, hosts, events))
@@ -518,6 +541,13 @@ def _unavailable(settings: ZooKeeperSettings, events: _KazooEvents) -> ZooKeeper
     return ZooKeeperUnavailableError(
         f"cannot reach ZooKeeper at {settings.connect} within {settings.connection_timeout:g} s{reason}"
     )
+
+
+def _named(error: BaseException) -> str:
+    """``ErrorClass: reason``, or the class alone when it carries no text (kazoo's often do not)."""
+    text = _describe(error)
+    name = type(error).__name__
+    return name if text == name else f"{name}: {text}"
 
 
 def _describe(error: BaseException) -> str:

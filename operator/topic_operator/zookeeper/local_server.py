@@ -298,13 +298,25 @@ class LocalZooKeeper:
             self._process.kill()
         self._process.wait()
 
-    def restart(self) -> Self:
+    def restart(
+        self, *, fresh_data: bool = False, sasl: ServerSasl | Literal["unchanged"] | None = "unchanged"
+    ) -> Self:
         """Start a killed server again on the same port and data directory, as an operator restarting it would;
-        returns once it serves clients (its sessions survive if they have not expired meanwhile)."""
+        returns once it serves clients (its sessions survive if they have not expired meanwhile).
+
+        ``fresh_data``: on an empty data directory instead, as a server rebuilt from scratch (its zxids start
+        again at 0, so it refuses clients that have seen later ones). ``sasl``: with other SASL users (or none),
+        as a server whose authentication was reconfigured."""
         if self.running:
             return self
         if self._work_dir is None or self._port is None:
             raise RuntimeError("LocalZooKeeper is not started")
+        if fresh_data:
+            shutil.rmtree(self._work_dir / "data", ignore_errors=True)
+        if sasl != "unchanged":
+            if sasl is not None:
+                _check_jaas_strings(sasl.users)
+            self._sasl = sasl
         classpath = self._classpath or zookeeper_classpath()
         java = self._java or find_java()
         self._launch(java, classpath, self._port, self._secure_port, work_dir=self._work_dir)
