@@ -78,6 +78,23 @@ def test_a_stuck_cluster_fails_liveness_while_the_others_carry_on(caplog: pytest
     asyncio.run(scenario())
 
 
+def test_a_session_keeper_that_stopped_going_round_fails_liveness() -> None:
+    """A disconnected cluster is no reason to restart; a keeper that no longer reconnects it is: nothing else
+    would. The heartbeats are the keepers' rounds (``OperatorContext.session_heartbeats``)."""
+    liveness = Liveness(stuck_after=75.0)
+    idle = Cluster("team-a/idle", _batcher("idle", threading.Event()), alive=False)
+    now = 1000.0
+    beats = {("team-a", "idle"): now - 1.0, ("team-b", "gone-quiet"): now - 80.0}
+    alive, details = liveness.check([idle], beats, now=now)
+    assert not alive
+    assert details == {"clusters": {"team-a/idle": False}, "stuck": {"team-b/gone-quiet": 80.0}}
+    beats[("team-b", "gone-quiet")] = now - 2.0
+    assert liveness.check([idle], beats, now=now) == (
+        True,
+        {"clusters": {"team-a/idle": False}, "stuck": {}},
+    )
+
+
 @pytest.mark.timeout(30)
 def test_healthz_answers_503_with_the_stuck_clusters() -> None:
     state = {"alive": True}

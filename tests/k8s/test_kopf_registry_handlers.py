@@ -40,8 +40,9 @@ def test_the_registry_holds_the_expected_handlers() -> None:
         ],
         key=str,
     )
-    (timer,) = registry._spawning.get_all_handlers()
+    timer, daemon = sorted(registry._spawning.get_all_handlers(), key=lambda h: str(h.id))
     assert (timer.id, timer.selector.any_name, timer.interval) == ("drift", "kafkaclusters", 42)
+    assert (daemon.id, daemon.selector.any_name) == ("session", "kafkaclusters")  # the session keeper
     assert all(
         h.selector.group == "kto.dev"
         for part in ("_changing", "_indexing", "_watching", "_spawning")

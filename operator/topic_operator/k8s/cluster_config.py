@@ -109,6 +109,7 @@ def cluster_config(
     *,
     material_dir: Path,
     connection_timeout: float,
+    session_timeout: float = 18.0,
 ) -> ClusterConfig:
     """Settings for the KafkaCluster ``body``; ``secrets`` maps each of ``secret_names(body)`` to its Secret body
     (None: not found)."""
@@ -157,6 +158,7 @@ def cluster_config(
         settings = ZooKeeperSettings(
             connect=connect,
             connection_timeout=connection_timeout,
+            session_timeout=session_timeout,
             digest=digest_auth,
             sasl=sasl_auth,
             tls=tls,

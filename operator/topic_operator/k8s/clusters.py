@@ -25,6 +25,7 @@ from topic_operator.zookeeper.errors import (
     ZooKeeperAuthError,
     ZooKeeperChrootMissingError,
     ZooKeeperError,
+    ZooKeeperUnavailableError,
 )
 
 __all__ = ["classify_failure", "connect_cluster", "forget_cluster", "reconcile_cluster"]
@@ -52,6 +53,7 @@ async def connect_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> Clus
         secrets,
         material_dir=ctx.settings.material_dir,
         connection_timeout=ctx.settings.zk_connection_timeout,
+        session_timeout=ctx.settings.zk_session_timeout,
     )
     return await ctx.clusters.configure(key, manifests.clusters[0], body, config)
 
@@ -83,6 +85,12 @@ async def reconcile_cluster(
     now = ctx.clock()
     try:
         handle = await connect_cluster(ctx, body)
+        if (
+            not handle.alive
+        ):  # kazoo is reconnecting: reading would wait for it; the session keeper watches it
+            raise ZooKeeperUnavailableError(
+                f"the ZooKeeper connection to {handle.spec.zookeeper_connect} is lost; reconnecting"
+            )
         state = await handle.run(handle.state)
     except (ClusterConfigError, ZooKeeperError, KazooException, ValueError) as error:
         reason, kind = classify_failure(error)
@@ -122,4 +130,5 @@ async def forget_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> None:
     """The KafkaCluster is gone: close its session. Its KafkaTopics report ClusterUnavailable from then on."""
     key = _key(body)
     ctx.cluster_bodies.pop(key, None)
+    ctx.session_heartbeats.pop(key, None)
     await ctx.clusters.remove(key)

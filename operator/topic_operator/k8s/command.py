@@ -41,6 +41,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--deletion-timeout", "deletion_timeout", float, "seconds before a Delete topic's finalizer is released "
      "when its cluster is gone or unreachable"),
     ("--zk-connection-timeout", "zk_connection_timeout", float, "seconds to wait for a ZooKeeper session"),
+    ("--zk-session-timeout", "zk_session_timeout", float, "seconds without contact before ZooKeeper expires a "
+     "session; a cluster disconnected for longer gets a new one"),
     ("--zk-deadline", "zk_deadline", float, "seconds one batch of a cluster may take (outages shorter than this "
      "are ridden out)"),
     ("--stuck-grace", "stuck_grace", float, "seconds past the deadline after which a running batch is stuck and "
@@ -186,7 +188,7 @@ async def operate(
         return readiness.ready, readiness.waiting_for
 
     liveness = Liveness(settings.stuck_after)
-    runners = [await serve_health(lambda: liveness.check(context.clusters.handles()), host=settings.listen_host,
+    runners = [await serve_health(lambda: liveness.check(context.clusters.handles(), context.session_heartbeats), host=settings.listen_host,
                                   port=settings.health_port)]  # fmt: skip
     if settings.metrics_port:
         runners.append(

@@ -59,6 +59,9 @@ class OperatorContext:
         )
         """Each KafkaTopic's (by uid) latest validation and the spec versions it holds for (see
         ``topics.validate_topic``)."""
+        self.session_heartbeats: dict[ClusterKey, float] = {}
+        """When each KafkaCluster's session keeper last went round (monotonic; ``sessions.keep_session``):
+        liveness fails when one stops going round."""
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
         """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
         (Kafka version, topic prefixes) even while their cluster is unreachable."""

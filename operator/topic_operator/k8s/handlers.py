@@ -35,6 +35,7 @@ from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
 from topic_operator.k8s.ownership import ClusterKey, claim_of, cluster_identity, declared_topics
 from topic_operator.k8s.persistence import STATUS_FIELD, configure_persistence
+from topic_operator.k8s.sessions import keep_session
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
 from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, reconcile_topic, settled_at_resume
@@ -273,17 +274,46 @@ async def cluster_timer(
     if changed:
         patch.status.update(verdict.status)
     _post(ctx, plain, verdict, changed=changed)
-    key = (str(plain["metadata"].get("namespace")), str(plain["metadata"].get("name")))
+    if verdict.retry is None:
+        await _check_cluster_drift(ctx, plain, claims, kto_cluster_identities)
+
+
+async def _check_cluster_drift(
+    ctx: OperatorContext,
+    body: Mapping[str, Any],
+    claims: ClaimIndex,
+    identities: kopf.Index[ClusterKey, str],
+) -> None:
+    """The drift check of the KafkaCluster's KafkaTopics, which also reconciles the unsettled ones."""
+    key = (str(body["metadata"].get("namespace")), str(body["metadata"].get("name")))
     handle = ctx.clusters.get(key)
-    if verdict.retry is None and handle is not None:
+    if handle is not None:
         bodies = [claim.body for claim in claims.claims() if claim.cluster_key == key]
-        await check_drift(
-            ctx,
-            handle,
-            bodies,
-            claims=claims,
-            identity_of=_identity_of(kto_cluster_identities),
-        )
+        await check_drift(ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities))
+
+
+async def cluster_session(
+    body: kopf.Body,
+    memo: Any,
+    stopped: kopf.DaemonStopped,
+    kto_cluster_identities: kopf.Index[ClusterKey, str],
+    **_: Any,
+) -> None:
+    """The KafkaCluster's session keeper (``sessions``): a lost session is replaced, and the KafkaTopics changed
+    meanwhile are reconciled as soon as it is back."""
+    ctx = _context(memo)
+    claims = await _claims(ctx)
+
+    async def after_reconnect() -> None:
+        await _check_cluster_drift(ctx, _plain(body), claims, kto_cluster_identities)
+
+    await keep_session(
+        ctx,
+        lambda: _plain(body),
+        stopped,
+        declared=lambda identity: _declared(claims, kto_cluster_identities)(identity),  # the claims of now
+        after_reconnect=after_reconnect,
+    )
 
 
 # -- operator ---------------------------------------------------------------------------------------------------
@@ -328,6 +358,9 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     )
     kopf.timer(*CLUSTERS, registry=registry, id="drift", interval=settings.drift_interval)(
         _handler(cluster_timer)
+    )
+    kopf.daemon(*CLUSTERS, registry=registry, id="session", cancellation_timeout=5.0)(
+        _handler(cluster_session)
     )
 
     kopf.on.cleanup(registry=registry)(_handler(cleanup))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
+from kazoo.protocol.states import KazooState
 
 from topic_operator.k8s.batching import Batcher
 from topic_operator.k8s.cluster_config import ClusterConfig
@@ -104,6 +105,11 @@ class ClusterHandle:
         """How long ZooKeeper may keep each step of a batch waiting (``KTO_ZK_DEADLINE``)."""
         self.watched = WatchedCluster(client, deadline=self.deadline)
         self.reconciler = Reconciler(client, spec, deadline=self.deadline)
+        self.session_timeout = config.settings.session_timeout
+        self.disconnected_since: float | None = None
+        """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written
+        by kazoo's listener thread, read by the event loop: one float, replaced whole."""
+        client.add_listener(self._on_connection_state)
         self._metrics = metrics
         self.batcher: Batcher[TopicKey, TopicRequest, TopicReport] = Batcher(
             self.run_batch,
@@ -119,8 +125,34 @@ class ClusterHandle:
     @property
     def alive(self) -> bool:
         """A ZooKeeper session is held right now (kazoo reconnects by itself during short outages, but never once
-        its connection thread has given up: such a handle is replaced at the cluster's next check)."""
+        its connection thread has given up: such a handle is replaced by the cluster's session keeper)."""
         return bool(self.client.connected) and not client_gave_up(self.client)
+
+    def _on_connection_state(self, state: str) -> None:
+        if state == KazooState.CONNECTED:
+            self.disconnected_since = None
+        elif self.disconnected_since is None:
+            self.disconnected_since = time.monotonic()
+
+    def needs_new_session(self, now: float | None = None) -> str | None:
+        """Why this session must be replaced by a new client, or None while kazoo can still recover it.
+
+        kazoo will never reconnect once its connection thread has given up (retry policy spent, authentication
+        refused). And a client disconnected for longer than its session timeout has lost its session anyway
+        (the servers expired it), yet may never get back: a server restarted on a fresh data directory refuses
+        every client that has seen a later zxid than its own, and kazoo keeps offering the old one. A batch in
+        flight keeps its session until it ends: it rides out outages up to its deadline."""
+        if client_gave_up(self.client):
+            return f"kazoo gave up reconnecting ({self.client.client_state})"
+        since = self.disconnected_since
+        if since is None or self.client.connected:
+            return None
+        down = (time.monotonic() if now is None else now) - since
+        if down > self.session_timeout and self.batcher.running_for() == 0:
+            return (
+                f"disconnected for {down:.0f} s, longer than the session timeout ({self.session_timeout:g} s)"
+            )
+        return None
 
     def update_policy(self, spec: ClusterSpec, body: Mapping[str, Any]) -> None:
         """New policy, same session: the next batch plans with it."""
@@ -183,6 +215,7 @@ class ClusterHandle:
 
     async def close(self) -> None:
         await self.batcher.close()
+        self.client.remove_listener(self._on_connection_state)
         self.watched.close()
         # Not in the cluster's thread, which may be the stuck one; closing is bounded by the connection layer.
         await asyncio.to_thread(close_client, self.client)
@@ -232,7 +265,11 @@ class ClusterRegistry:
         cluster cannot be reached or does not look like a Kafka cluster, leaving no handle behind."""
         async with self._locks.setdefault(key, asyncio.Lock()):
             current = self._handles.get(key)
-            if current is not None and current.fingerprint == config.fingerprint and current.alive:
+            if (
+                current is not None
+                and current.fingerprint == config.fingerprint
+                and current.needs_new_session() is None
+            ):
                 current.update_policy(spec, body)
                 return current
             if current is not None:

@@ -71,6 +71,9 @@ class OperatorSettings:
     finalizer is released with a warning Event, leaving the Kafka topic in place: a namespace never wedges."""
     zk_connection_timeout: float = field(default=15.0, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT"))
     """Seconds to wait for a ZooKeeper session when (re)connecting a cluster."""
+    zk_session_timeout: float = field(default=18.0, metadata=_env("KTO_ZK_SESSION_TIMEOUT"))
+    """Seconds without contact before ZooKeeper expires a cluster's session (Kafka's
+    ``zookeeper.session.timeout.ms``). A cluster disconnected for longer gets a new session (``sessions``)."""
     zk_deadline: float = field(default=60.0, metadata=_env("KTO_ZK_DEADLINE"))
     """Seconds one batch of a cluster (plan, writes, the re-read) may take: a ZooKeeper outage shorter than this
     is ridden out; a longer one ends the batch with each topic's outcome (applied, not written, unknown) and a
@@ -105,6 +108,7 @@ class OperatorSettings:
             "queue_wait",
             "retry_delay",
             "zk_connection_timeout",
+            "zk_session_timeout",
             "zk_deadline",
             "stuck_grace",
         ):

@@ -1,0 +1,178 @@
+"""Each KafkaCluster keeps a ZooKeeper session for as long as it exists: a lost one is replaced, visibly.
+
+kazoo reconnects by itself through short outages (same session, or a new one after an expiry). It stops for
+good when its retry policy is spent or authentication is refused, and it never gets back to a server restarted
+on a fresh data directory (that server refuses a client that has seen a later zxid than its own). Before this
+module, such a cluster was reconnected only by the KafkaCluster's next drift timer (every ``drift_interval``,
+300 s by default), and until then its changes were refused as "not connected" with ``/healthz`` at 200.
+
+Here one keeper per KafkaCluster (a kopf daemon: it lives exactly as long as the object, and stops while a
+peer holds the operator) looks at the session every second:
+
+- connected: nothing to do;
+- disconnected while kazoo is still reconnecting: the state is reported (Ready=False, ``ClusterUnavailable``),
+  nothing else;
+- no session, or one ``ClusterHandle.needs_new_session`` gives up on: a new client is opened (the Secrets read
+  again, so rotated credentials are picked up), with a back-off of 1, 2, 4, then 5 s between tries;
+- back: Ready=True again, and the cluster's unsettled KafkaTopics (changed during the outage) are reconciled at
+  once, not at kopf's next retry.
+
+Every change of state is one log line, one Event and one status write, never one per retry; the
+``kto_cluster_connected`` gauge follows. Each round leaves a heartbeat, which liveness reads: a keeper that
+stopped going round (its cluster's thread hung) means the process can no longer recover by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from topic_operator.k8s.clusters import reconcile_cluster
+from topic_operator.k8s.conditions import READY, Condition, Reason
+from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.status import cluster_status, same_status
+from topic_operator.k8s.topics import Verdict
+
+__all__ = ["CHECK_INTERVAL", "Backoff", "Stopped", "keep_session"]
+
+logger = logging.getLogger(__name__)
+
+CHECK_INTERVAL = 1.0
+"""Seconds between two looks at a session: how soon a lost one is noticed."""
+
+
+class Stopped(Protocol):
+    """kopf's ``stopped`` flag of a daemon: true once it must exit; ``wait`` sleeps until then or a timeout."""
+
+    def __bool__(self) -> bool: ...
+
+    def wait(self, timeout: float | None = None) -> Awaitable[Any]: ...
+
+
+@dataclass
+class Backoff:
+    """1, 2, 4, then ``most`` seconds between reconnection tries; back to ``first`` once connected."""
+
+    first: float = 1.0
+    most: float = 5.0
+    _next: float = field(default=0.0, init=False)
+
+    def next(self) -> float:
+        delay = self._next or self.first
+        self._next = min(delay * 2, self.most)
+        return delay
+
+    def reset(self) -> None:
+        self._next = 0.0
+
+
+async def keep_session(
+    ctx: OperatorContext,
+    body: Callable[[], Mapping[str, Any]],
+    stopped: Stopped,
+    *,
+    declared: Callable[[str], Any],
+    after_reconnect: Callable[[], Awaitable[object]],
+) -> None:
+    """Keep the session of the KafkaCluster ``body()`` (its latest body) until ``stopped``."""
+    first = body()
+    metadata = first.get("metadata") or {}
+    key = (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
+    label = f"{key[0]}/{key[1]}"
+    backoff = Backoff()
+    down: _Down | None = None
+    while not stopped:
+        ctx.session_heartbeats[key] = time.monotonic()
+        handle = ctx.clusters.get(key)
+        if handle is not None and handle.alive:
+            if down is not None:
+                down = None
+                backoff.reset()
+                verdict = await reconcile_cluster(ctx, body(), declared=declared)
+                await _report(ctx, body(), verdict)
+                if verdict.retry is None:
+                    logger.info("KafkaCluster %s: ZooKeeper session back; serving it again", label)
+                    await after_reconnect()
+            await stopped.wait(CHECK_INTERVAL)
+            continue
+        if handle is not None and handle.needs_new_session() is None:
+            # kazoo is reconnecting by itself: say so once, and let it
+            down = await _went_down(ctx, body(), label, down, "ZooKeeper connection lost; reconnecting")
+            await stopped.wait(CHECK_INTERVAL)
+            continue
+        why = handle.needs_new_session() if handle is not None else None
+        verdict = await reconcile_cluster(ctx, body(), declared=declared)
+        if verdict.retry is None:
+            was_down = down is not None or why is not None
+            down = None
+            backoff.reset()
+            await _report(ctx, body(), verdict)
+            if was_down:
+                logger.info("KafkaCluster %s: a new ZooKeeper session; serving it again", label)
+                await after_reconnect()
+            await stopped.wait(CHECK_INTERVAL)
+            continue
+        message = verdict.retry if why is None else f"{why}; a new session: {verdict.retry}"
+        down = await _went_down(ctx, body(), label, down, message, verdict=verdict)
+        await stopped.wait(backoff.next())
+
+
+@dataclass
+class _Down:
+    since: float
+    kind: str
+
+
+async def _went_down(
+    ctx: OperatorContext,
+    body: Mapping[str, Any],
+    label: str,
+    down: _Down | None,
+    message: str,
+    *,
+    verdict: Verdict | None = None,
+) -> _Down:
+    """Report the cluster as not served: once per kind of trouble (one log line, Event and status write)."""
+    kind = verdict.result if verdict is not None else "disconnected"
+    ctx.metrics.connected.labels(label).set(0)
+    if down is not None and down.kind == kind:
+        return down
+    if down is None:
+        logger.warning("KafkaCluster %s: not served: %s", label, message)
+    else:
+        logger.warning("KafkaCluster %s: still not served, now: %s", label, message)
+    if verdict is None:
+        ready = Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, message)
+        status = cluster_status(
+            generation=(body.get("metadata") or {}).get("generation"),
+            state=None,
+            declared=(),
+            ready=ready,
+            previous=body.get("status"),
+            now=ctx.clock(),
+        )
+        verdict = Verdict(status, kind, ())
+    await _report(ctx, body, verdict, event=(Reason.CLUSTER_UNAVAILABLE.value, message))
+    return _Down(since=down.since if down is not None else time.monotonic(), kind=kind)
+
+
+async def _report(
+    ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, *, event: tuple[str, str] | None = None
+) -> None:
+    """The verdict's status, when it differs from the one the object has, and its Events (or ``event``)."""
+    if same_status(body.get("status"), verdict.status):
+        return
+    metadata = body.get("metadata") or {}
+    namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+    try:
+        await ctx.api.patch_status("kafkaclusters", namespace, name, verdict.status)
+    except Exception as error:  # the API may be down too; the next change of state writes again
+        logger.warning("status of KafkaCluster %s/%s not written: %s", namespace, name, error)
+    events = [(e.type, e.reason, e.message) for e in verdict.events]
+    if event is not None and not events:
+        events = [("Warning", *event)]
+    for kind, reason, message in events:
+        ctx.events.post(body, type=kind, reason=reason, message=message)
