@@ -18,6 +18,7 @@ from kazoo.security import ACL, ANYONE_ID_UNSAFE, Id, Permissions, make_digest_a
 from harness.kafka_cluster import CLUSTER_ID, SIX_BROKERS_THREE_RACKS
 from harness.zookeeper import ZkChroot, close_client, connected, new_client
 from topic_operator.plan import AlterConfig, CreateTopic, DeleteTopic
+from topic_operator.zookeeper.errors import WriteRefusedError
 from topic_operator.zookeeper.simulated_brokers import register_brokers
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import KAFKA_SECURE_ACL, Outcome, ZooKeeperWriter
@@ -126,8 +127,11 @@ def test_a_writer_without_credentials_is_refused_and_writes_nothing(
             ]
         )
     assert (change.outcome, create.outcome) == (Outcome.REJECTED, Outcome.REJECTED)
-    assert isinstance(change.error, NoAuthError)
-    assert isinstance(create.error, create_error)
+    assert isinstance(change.error, WriteRefusedError)
+    assert isinstance(change.error.__cause__, NoAuthError)  # kazoo's answer, behind the worded refusal
+    assert isinstance(create.error, WriteRefusedError)
+    assert isinstance(create.error.__cause__, create_error)
+    assert (change.error.path, create.error.path) == ("/config/topics/orders", "/config/topics/other")
     assert {p: secure.get(p)[0] for p in before} == before
     assert secure.get_children("/config/changes") == notifications  # rolled back with the refused set
     assert secure.exists("/config/topics/other") is None

@@ -10,6 +10,7 @@ __all__ = [
     "KraftMigrationError",
     "NotAKafkaClusterError",
     "WriteConflictError",
+    "WriteRefusedError",
     "ZooKeeperAuthError",
     "ZooKeeperChrootMissingError",
     "ZooKeeperError",
@@ -53,3 +54,18 @@ class WriteConflictError(ZooKeeperError):
         )
         self.topic = topic
         self.path = path
+
+
+class WriteRefusedError(ZooKeeperError):
+    """ZooKeeper refused a transaction for a reason other than a concurrent change: an ACL that does not let
+    this identity write, a read-only server, a quota. The message names the znode, the server's error and what
+    it means; a transaction is atomic, so nothing of the change was written."""
+
+    def __init__(self, topic: str, path: str, error: str, reason: str) -> None:
+        super().__init__(
+            f"topic '{topic}': ZooKeeper refused to write {path} ({error}): {reason}; nothing of this change was "
+            "written"
+        )
+        self.topic = topic
+        self.path = path
+        self.error = error

@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
+import kazoo.exceptions as kazoo_errors
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.security import ACL
@@ -49,6 +50,7 @@ from topic_operator.zookeeper.errors import (
     KraftMigrationError,
     NotAKafkaClusterError,
     WriteConflictError,
+    WriteRefusedError,
     ZooKeeperUnavailableError,
 )
 from topic_operator.zookeeper.pipelined import read_many
@@ -208,6 +210,11 @@ class ZooKeeperWriter:
         """Send the action's transaction; kazoo's async result. ``brokers``: the broker configs read for the
         batch, which throttle rates are written at the version of."""
         return self._transaction(action, brokers or {}).commit_async()
+
+    def transaction_paths(self, action: Action, brokers: BrokerConfigs | None = None) -> list[str]:
+        """The znode of each operation of the action's transaction, in order (what an answer's index names)."""
+        operations = self._transaction(action, brokers or {}).operations
+        return [str(self._client.unchroot(operation.path)) for operation in operations]
 
     def _transaction(self, action: Action, brokers: BrokerConfigs) -> Any:
         txn = self._client.transaction()
@@ -454,7 +461,8 @@ class _Batch:
             except AnswerLostError:
                 self.unknown.append(index)
             else:
-                self.results[index] = _result_of(action, answers, retried=self.sent[index] - 1)
+                paths = self.writer.transaction_paths(action, self.brokers)
+                self.results[index] = _result_of(action, answers, paths=paths, retried=self.sent[index] - 1)
         in_flight.clear()
 
     def _verify_unknown(self) -> None:
@@ -654,13 +662,71 @@ def _changed_path(action: Action) -> str:
     return TopicZNode.path(action.topic)
 
 
-def _result_of(action: Action, answers: Sequence[object], *, retried: int = 0) -> WriteResult:
+WRITE_REFUSALS: Final[Mapping[type[Exception], str]] = {
+    kazoo_errors.RolledBackError: "rolled back with the rest of its transaction",
+    kazoo_errors.SystemZookeeperError: "the server failed with a system error",
+    kazoo_errors.RuntimeInconsistency: "the server found its own state inconsistent",
+    kazoo_errors.DataInconsistency: "the server found its data inconsistent",
+    kazoo_errors.ConnectionLoss: "the connection was lost before the answer came",
+    kazoo_errors.MarshallingError: "the request could not be encoded or decoded",
+    kazoo_errors.UnimplementedError: "the server does not implement this request (ZooKeeper older than 3.4)",
+    kazoo_errors.OperationTimeoutError: "the server timed the operation out",
+    kazoo_errors.BadArgumentsError: "the server refused the request's arguments",
+    kazoo_errors.UnknownSessionError: "the server does not know this session",
+    kazoo_errors.NewConfigNoQuorumError: "the ensemble is being reconfigured without a quorum",
+    kazoo_errors.ReconfigInProcessError: "the ensemble is being reconfigured",
+    kazoo_errors.APIError: "the server reported an API error",
+    kazoo_errors.NoNodeError: "a znode it needs does not exist (deleted meanwhile, or its parent is missing)",
+    kazoo_errors.NoAuthError: (
+        "not authorized: the znode's ACL does not let this client's identity write it; give kto the credentials "
+        "Kafka's brokers use (KafkaCluster spec.zookeeper.auth, or KTO_ZK_DIGEST_* / KTO_ZK_SASL_* for kto)"
+    ),
+    kazoo_errors.BadVersionError: "its version moved since it was read (another writer)",
+    kazoo_errors.NoChildrenForEphemeralsError: "its parent is an ephemeral znode, which cannot have children",
+    kazoo_errors.NodeExistsError: "it exists already",
+    kazoo_errors.NotEmptyError: "it has children",
+    kazoo_errors.SessionExpiredError: "the session expired before the answer came",
+    kazoo_errors.InvalidCallbackError: "the server refused the request's callback",
+    kazoo_errors.InvalidACLError: (
+        "the ACL for the new znode is invalid (Kafka's zookeeper.set.acl ACLs need an authenticated identity)"
+    ),
+    kazoo_errors.AuthFailedError: "the server refused this client's credentials",
+    kazoo_errors.SessionMovedError: "the session moved to another server meanwhile",
+    kazoo_errors.NotReadOnlyCallError: "the server is read-only (cut off from its quorum) and takes no writes",
+    kazoo_errors.EphemeralOnLocalSessionError: "an ephemeral znode cannot be created by a local session",
+    kazoo_errors.NoWatcherError: "the server has no such watcher",
+    kazoo_errors.RequestTimeoutError: "the server did not answer within its request timeout",
+    kazoo_errors.ReconfigDisabledError: "ensemble reconfiguration is disabled on the server",
+    kazoo_errors.SessionClosedRequireSaslError: "the server requires SASL authentication, which this client lacks",
+    kazoo_errors.QuotaExceededError: "a ZooKeeper quota on this path is exceeded",
+    kazoo_errors.ThrottledOpError: "the server throttled the request (too busy); it can be retried later",
+}
+"""What each error ZooKeeper can answer a write with means, for the message that reports it (every error code
+kazoo knows has an entry: a test holds the two together)."""
+
+
+def write_refusal(topic: str, path: str, failure: Exception) -> WriteRefusedError:
+    """``failure`` (kazoo's answer to a write of ``path``) as one message naming the znode and the reason."""
+    reason = WRITE_REFUSALS.get(type(failure)) or str(failure) or "no reason given"
+    refusal = WriteRefusedError(topic, path, type(failure).__name__, reason)
+    refusal.__cause__ = failure
+    return refusal
+
+
+def _result_of(
+    action: Action, answers: Sequence[object], *, paths: Sequence[str] = (), retried: int = 0
+) -> WriteResult:
     """kazoo reports a failed ``multi`` as exception instances in the answers (the failing one, and
-    ``RolledBackError`` for the rest) rather than raising: map the first real one."""
-    failures = [a for a in answers if isinstance(a, Exception) and not isinstance(a, RolledBackError)]
+    ``RolledBackError`` for the rest) rather than raising: map the first real one. ``paths``: the znode of each
+    operation of the transaction, in order, to name the one refused."""
+    failures = [
+        (index, a)
+        for index, a in enumerate(answers)
+        if isinstance(a, Exception) and not isinstance(a, RolledBackError)
+    ]
     if not failures:
         return WriteResult(action, Outcome.APPLIED, retried=retried)
-    failure = failures[0]
+    at, failure = failures[0]
     if isinstance(action, DeleteTopic) and isinstance(failure, NodeExistsError):
         marked = TopicAlreadyMarkedForDeletionError(f"topic {action.topic} is already marked for deletion")
         return WriteResult(action, Outcome.APPLIED, marked, retried=retried)
@@ -683,7 +749,8 @@ def _result_of(action: Action, answers: Sequence[object], *, retried: int = 0) -
         }[type(failure)]
         conflict = WriteConflictError(action.topic, _changed_path(action), detail)
         return WriteResult(action, Outcome.CONFLICT, conflict, retried=retried)
-    return WriteResult(action, Outcome.REJECTED, failure, retried=retried)
+    path = paths[at] if at < len(paths) else _changed_path(action)
+    return WriteResult(action, Outcome.REJECTED, write_refusal(action.topic, path, failure), retried=retried)
 
 
 def _verdict(action: Action, answer: tuple[bytes, Any] | None) -> _Verdict:
