@@ -41,15 +41,13 @@ def test_every_shipped_crd_passes(path: Path) -> None:
 
 
 def test_the_shipped_set_covers_every_copy() -> None:
-    """The install manifests and the chart carry the kto.dev CRDs and kopf's peering CRDs: all are checked."""
+    """The install manifests and the chart carry the kto.dev CRDs: every copy is checked."""
     names = {doc["metadata"]["name"] for path in SHIPPED for doc in _documents(path)}
     assert names == {
         "kafkatopics.kto.dev",
         "kafkaclusters.kto.dev",
-        "kopfpeerings.kopf.dev",
-        "clusterkopfpeerings.kopf.dev",
     }
-    assert len(SHIPPED) == 10  # crds/ 2, the package 2, manifests/install/ 3, the chart 3
+    assert len(SHIPPED) == 8  # crds/, the package, manifests/install/ and the chart: 2 each
 
 
 # -- each rule can fail ------------------------------------------------------------------------------------------

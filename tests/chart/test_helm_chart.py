@@ -80,14 +80,22 @@ def test_every_rendered_document_validates(values: dict[str, Any] | None) -> Non
 
 def test_default_values_install_cluster_wide_without_extras() -> None:
     kinds = sorted(d["kind"] for d in rendered_documents())
-    assert kinds == ["ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "ServiceAccount"]
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+        "Role",  # the leader Lease's, in the release's namespace
+        "RoleBinding",
+        "Service",
+        "ServiceAccount",
+    ]
 
 
 def test_non_default_values_reach_the_objects() -> None:
     docs = rendered_documents(NON_DEFAULT)
     kinds = sorted(d["kind"] for d in docs)
-    assert kinds.count("Role") == 2
-    assert kinds.count("RoleBinding") == 2
+    assert kinds.count("Role") == 3  # one per watched namespace, and the leader Lease's
+    assert kinds.count("RoleBinding") == 3
     assert "ClusterRole" not in kinds
     assert "ServiceMonitor" in kinds
     assert [d["metadata"]["name"] for d in docs if d["kind"] == "KafkaCluster"] == ["main", "legacy"]
@@ -95,7 +103,7 @@ def test_non_default_values_reach_the_objects() -> None:
     assert legacy["metadata"]["namespace"] == "kafka-topic-operator"
     deployment = next(d for d in docs if d["kind"] == "Deployment")
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in container["env"]}
     assert set(env) <= set(environment_variables().values())
     assert env["KTO_WATCH_NAMESPACES"] == "team-a,team-b"
     assert (env["KTO_DRIFT_INTERVAL"], env["KTO_REVERT_DRIFT"], env["KTO_QUEUE_SIZE"]) == (
@@ -110,9 +118,14 @@ def test_non_default_values_reach_the_objects() -> None:
     )
     assert container["image"] == "registry.example.com/kto:1.2.3"
     assert deployment["spec"]["replicas"] == 2
-    roles = [d for d in docs if d["kind"] == "Role"]
-    assert {r["metadata"]["namespace"] for r in roles} == {"team-a", "team-b"}
-    assert roles[0]["rules"][-1]["resources"] == ["kopfpeerings"]
+    roles = [r for r in docs if r["kind"] == "Role"]
+    (lease,) = [r for r in roles if r["metadata"]["name"] == "kto-kafka-topic-operator-leader-election"]
+    watched = [r for r in roles if r is not lease]
+    assert {r["metadata"]["namespace"] for r in watched} == {"team-a", "team-b"}
+    assert lease["metadata"]["namespace"] == "kafka-topic-operator"  # the release's own namespace only
+    assert lease["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+    ]
 
 
 def test_the_settings_env_parse_from_the_rendered_deployment() -> None:
@@ -121,7 +134,8 @@ def test_the_settings_env_parse_from_the_rendered_deployment() -> None:
 
     for values in (None, NON_DEFAULT):
         deployment = next(d for d in rendered_documents(values) if d["kind"] == "Deployment")
-        env = {e["name"]: e["value"] for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]}
+        env = {e["name"]: e["value"] for e in deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+               if "value" in e}  # fmt: skip
         settings_from_env(env)
 
 

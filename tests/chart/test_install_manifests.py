@@ -45,9 +45,6 @@ def test_crds_are_byte_identical_copies() -> None:
         source = (ROOT / "crds" / name).read_bytes()
         assert (INSTALL / f"01-crd-{name}").read_bytes() == source
         assert (ROOT / "helm" / "kafka-topic-operator" / "crds" / name).read_bytes() == source
-    assert (ROOT / "helm/kafka-topic-operator/crds/kopf-peering.yaml").read_bytes() == (
-        INSTALL / "02-crd-kopf-peering.yaml"
-    ).read_bytes()
 
 
 def test_files_apply_in_dependency_order() -> None:
@@ -70,11 +67,9 @@ EXPECTED_RULES = [
     },
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
-    {
-        "apiGroups": ["kopf.dev"],
-        "resources": ["clusterkopfpeerings"],
-        "verbs": ["list", "watch", "patch", "create"],
-    },
+]
+LEASE_RULES = [
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
 ]
 
 
@@ -90,6 +85,10 @@ def test_rbac_is_least_privilege() -> None:
     ]
     assert not any("*" in item for item in everything)
     assert ("", "secrets", "list") not in everything
+    # The leader Lease only in the operator's own namespace: a Role, not the ClusterRole.
+    (lease_role,) = [d for d in install_documents() if d["kind"] == "Role"]
+    assert lease_role["metadata"]["namespace"] == "kafka-topic-operator"
+    assert lease_role["rules"] == LEASE_RULES
 
 
 def test_the_deployment_is_hardened_and_configured_by_known_variables() -> None:

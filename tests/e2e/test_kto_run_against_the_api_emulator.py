@@ -26,9 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 API = "kto.dev/v1alpha1"
 NS = "team-a"
 TOKEN = "kto-e2e-token"
-KINDS = crd_resources(
-    *sorted((ROOT / "crds").glob("*.yaml")), ROOT / "manifests/install/02-crd-kopf-peering.yaml"
-)
+KINDS = crd_resources(*sorted((ROOT / "crds").glob("*.yaml")))
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
@@ -165,13 +163,13 @@ def test_kto_run_logs_in_watches_both_kinds_and_reconciles(
     assert "Traceback" not in output, output[-3000:]
 
 
-@pytest.mark.parametrize("peering", ["kafka-topic-operator", ""], ids=["peering", "standalone"])
+@pytest.mark.parametrize("election", ["true", "false"], ids=["leader-election", "single"])
 def test_a_token_the_api_refuses_ends_the_process_with_one_line_and_never_ready(
-    tmp_path: Path, served: Served, peering: str
+    tmp_path: Path, served: Served, election: str
 ) -> None:
-    """With peering the refusal comes from the peering object's creation, standalone from kopf's own login."""
+    """With leader election the refusal comes from reading the Lease, without it from kopf's own login."""
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", served.url, "not-the-token")
-    operator = _start(tmp_path, kubeconfig, KTO_PEERING=peering)
+    operator = _start(tmp_path, kubeconfig, KTO_LEADER_ELECTION=election)
     try:
         deadline = time.monotonic() + 60
         seen_ready = False

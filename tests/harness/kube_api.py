@@ -88,6 +88,7 @@ CORE = [
     Kind(kmock.resource("", "v1", "secrets"), "Secret"),
     Kind(kmock.resource("", "v1", "namespaces"), "Namespace", namespaced=False),
     Kind(kmock.resource("events.k8s.io", "v1", "events"), "Event"),
+    Kind(kmock.resource("coordination.k8s.io", "v1", "leases"), "Lease"),
 ]
 
 

@@ -56,7 +56,9 @@ def test_the_registry_holds_the_expected_handlers() -> None:
 
 
 def test_kopf_settings_follow_ours() -> None:
-    peered = build_kopf_settings(OperatorSettings(namespaces=("a",)), priority=7)
+    peered = build_kopf_settings(
+        OperatorSettings(namespaces=("a",), peering="kafka-topic-operator"), priority=7
+    )
     assert (peered.peering.name, peered.peering.priority, peered.peering.mandatory) == (
         "kafka-topic-operator",
         7,
@@ -65,8 +67,8 @@ def test_kopf_settings_follow_ours() -> None:
     assert not peered.peering.clusterwide
     assert peered.persistence.finalizer == FINALIZER
     assert peered.scanning.disabled
-    standalone = build_kopf_settings(OperatorSettings(peering=""), priority=1)
-    assert standalone.peering.standalone
+    standalone = build_kopf_settings(OperatorSettings(), priority=1)
+    assert standalone.peering.standalone  # the default: replicas elect the working one through the Lease
     assert (peered.queueing.worker_limit, standalone.queueing.worker_limit) == (2000, 2000)
     unlimited = build_kopf_settings(OperatorSettings(worker_limit=0), priority=1)
     assert unlimited.queueing.worker_limit is None

@@ -30,6 +30,10 @@ OPERATOR_NAMESPACE = "kafka-topic-operator"
 OPERATOR_ACCOUNT = "kafka-topic-operator"
 KTO_API = "kto.dev/v1alpha1"
 
+AS_DEPLOYED = {"KTO_LEASE_NAMESPACE": OPERATOR_NAMESPACE}
+"""What the install's Deployment sets beside the defaults that a process outside a pod must be told: the leader
+Lease lives in the operator's namespace (the downward API gives the pod its own)."""
+
 DISTRIBUTIONS, NO_KAFKA = kafka_distributions()
 
 pytestmark = pytest.mark.real_servers
@@ -118,7 +122,7 @@ def operators(tmp_path: Path, operator_kubeconfig: Path) -> Iterator[Callable[..
             kubeconfig or operator_kubeconfig,
             *arguments,
             name=f"operator-{len(started) + 1}",
-            **environment,
+            **{**AS_DEPLOYED, **environment},
         )
         started.append(operator)
         return operator

@@ -2,7 +2,8 @@
 
 ``kto run`` logs in with a TokenRequest token of the install's ServiceAccount, as its Pod would, and goes through
 everything that needs a permission: a KafkaCluster whose credentials are in a Secret, a topic created and
-reconfigured (status, Events, kopf's progress), a Delete topic with its finalizer, peering with a standby. The
+reconfigured (status, Events, kopf's progress), a Delete topic with its finalizer, the leader Lease with a
+standby. The
 API server's audit log then says what it asked for: no request was refused, and every (group, resource, verb)
 the ClusterRole grants was used. A grant the operator never uses is a privilege too many.
 """
@@ -16,6 +17,7 @@ import pytest
 import yaml
 from kazoo.client import KazooClient
 
+from conftest import AS_DEPLOYED
 from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import start_operator
@@ -29,11 +31,12 @@ ACCOUNT = "system:serviceaccount:kafka-topic-operator:kafka-topic-operator"
 
 
 def _granted() -> set[tuple[str, str, str]]:
-    """(API group, resource, verb) of every rule of the install's ClusterRole."""
+    """(API group, resource, verb) of every rule of the install's ClusterRole and Roles."""
     documents = yaml.safe_load_all((INSTALL / "03-rbac.yaml").read_text())
-    role = next(d for d in documents if d and d["kind"] == "ClusterRole")
     return {
         (group, resource, verb)
+        for role in documents
+        if role and role["kind"] in ("ClusterRole", "Role")
         for rule in role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
@@ -62,10 +65,10 @@ def test_the_install_role_is_enough_and_every_grant_is_used(
     kafka_zk: KazooClient,
     tmp_path: Path,
 ) -> None:
-    active = start_operator(tmp_path, operator_kubeconfig, name="active", KTO_PRIORITY="100")
-    standby = start_operator(tmp_path, operator_kubeconfig, name="standby", KTO_PRIORITY="1")
+    active = start_operator(tmp_path, operator_kubeconfig, name="active", **AS_DEPLOYED)
+    active.wait_ready()
+    standby = start_operator(tmp_path, operator_kubeconfig, name="standby", **AS_DEPLOYED)
     try:
-        active.wait_ready()
         standby.wait_ready()
         secret = {
             "username": base64.b64encode(b"kto").decode(),

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from conftest import AS_DEPLOYED
 from harness.kto_objects import (
     KTO_API,
     events_of,
@@ -39,7 +40,7 @@ def operator(
     started = start_operator(
         tmp_path_factory.mktemp("scenarios"),
         operator_kubeconfig,
-        settings={**TEST_SETTINGS, "KTO_DRIFT_INTERVAL": "2"},
+        settings={**TEST_SETTINGS, **AS_DEPLOYED, "KTO_DRIFT_INTERVAL": "2"},
     )
     try:
         started.wait_ready()

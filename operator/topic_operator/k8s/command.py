@@ -12,7 +12,10 @@ import contextlib
 import logging
 import os
 import random
+import signal
+import socket
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +53,14 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--listen-host", "listen_host", str, "address the probe and metrics endpoints listen on"),
     ("--health-port", "health_port", int, "port of the liveness endpoint /healthz"),
     ("--metrics-port", "metrics_port", int, "port of /metrics and /readyz (0: off)"),
-    ("--peering", "peering", str, "kopf peering object shared by the replicas ('' for standalone)"),
-    ("--priority", "priority", int, "peering priority of this replica (default: random)"),
+    ("--lease-name", "lease_name", str, "the leader Lease the replicas elect the working one with"),
+    ("--lease-namespace", "lease_namespace", str, "its namespace (default: the pod's own)"),
+    ("--lease-duration", "lease_duration", float, "seconds without a renewal before a standby takes the Lease"),
+    ("--lease-renew-deadline", "lease_renew_deadline", float, "seconds without a renewal before the leader stops "
+     "writing and exits"),
+    ("--lease-retry-period", "lease_retry_period", float, "seconds between the leader's renewals"),
+    ("--peering", "peering", str, "a kopf peering object to join ('' (default): none)"),
+    ("--priority", "priority", int, "kopf peering priority of this replica (default: random)"),
     ("--material-dir", "material_dir", Path, "where TLS material from Secrets is written"),
 )  # fmt: skip
 
@@ -72,6 +81,9 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                          help=f"{text} (env {env_name(attribute)})")  # fmt: skip
     run.add_argument("--revert-drift", dest="revert_drift", action=argparse.BooleanOptionalAction,
                      help=f"revert out-of-band changes, forward-only (env {env_name('revert_drift')})")  # fmt: skip
+    run.add_argument("--leader-election", dest="leader_election", action=argparse.BooleanOptionalAction,
+                     help="elect the working replica through a Lease; off only with one replica "
+                     f"(env {env_name('leader_election')})")  # fmt: skip
     run.add_argument("--log-level", dest="log_level", choices=LOG_LEVELS, help=f"env {env_name('log_level')}")
     run.add_argument(
         "--log-format", dest="log_format", choices=LOG_FORMATS, help=f"env {env_name('log_format')}"
@@ -84,6 +96,7 @@ def settings_from_args(args: argparse.Namespace, environ: Any = None) -> Operato
     overrides = {name: getattr(args, name, None) for name in (f[1] for f in _FLAGS)}
     overrides.update(
         revert_drift=args.revert_drift,
+        leader_election=args.leader_election,
         log_level=args.log_level,
         log_format=args.log_format,
         namespaces=tuple(args.namespaces) if args.namespaces else None,
@@ -114,6 +127,9 @@ def run_operator(settings: OperatorSettings) -> int:
         logging.getLogger().setLevel(logging.ERROR)
     for handler in logging.getLogger().handlers:
         handler.addFilter(_without_login_tracebacks)
+    # lightkube's HTTP client logs every request at INFO: a Lease renewal every 2 s, each drift-timer patch.
+    for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     from lightkube.core.exceptions import ConfigError
 
     try:
@@ -122,7 +138,7 @@ def run_operator(settings: OperatorSettings) -> int:
         # No credentials anywhere kopf looks (kubeconfig, service account, client libraries): one line, exit 1.
         print(f"kto run: cannot log in to the Kubernetes API: {_first_line(error)}", file=sys.stderr)
         return 1
-    except StartupError as error:
+    except (StartupError, LeadershipLostError) as error:
         print(f"kto run: {error}", file=sys.stderr)
         return 1
     return 0
@@ -151,13 +167,19 @@ async def operate(
     settings: OperatorSettings, stop_flag: asyncio.Event | None = None, registry: Any = None
 ) -> None:
     """What ``kto run`` runs in its event loop (the benchmark runs it too): until SIGTERM/SIGINT or ``stop_flag``.
-    ``registry`` replaces the operator's handlers (the benchmark measures kopf's own floor with minimal ones)."""
+    ``registry`` replaces the operator's handlers (the benchmark measures kopf's own floor with minimal ones).
+
+    With leader election (the default), a replica serves its probes at once and waits, as a standby, until it
+    holds the Lease; only then does kopf start. It keeps renewing; if it cannot for ``lease_renew_deadline``,
+    its writers stop and it exits (``LeadershipLostError``) to start again as a standby. A clean stop releases
+    the Lease."""
     import kopf
     from lightkube.core.exceptions import ConfigError
 
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import build_kopf_settings, build_registry
     from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
+    from topic_operator.k8s.leadership import LeaderElector, LeaseAccessError, LeaseTimings
     from topic_operator.k8s.liveness import Liveness
     from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
     from topic_operator.k8s.serving import serve, serve_health
@@ -168,6 +190,13 @@ async def operate(
         settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
     )
     api = LightkubeApi()
+    elector: LeaderElector | None = None
+    if settings.leader_election:
+        timings = LeaseTimings(
+            settings.lease_duration, settings.lease_renew_deadline, settings.lease_retry_period
+        )
+        namespace = settings.lease_namespace or _pod_namespace() or api.default_namespace()
+        elector = LeaderElector(api, namespace, settings.lease_name, _identity(), timings)
     if settings.peering:
         try:
             await api.ensure_peering(settings.peering, settings.namespaces)
@@ -181,25 +210,80 @@ async def operate(
         limits = limits_from_environment()
     except LimitSettingError as error:
         raise StartupError(str(error)) from None
-    context = OperatorContext(settings, api, KopfEvents(), manifest_limits=limits)
+    context = OperatorContext(
+        settings, api, KopfEvents(), manifest_limits=limits, may_write=elector.holds if elector else None
+    )
     readiness = context.readiness
 
     async def ready() -> tuple[bool, str]:
+        if elector is not None and not elector.holds():
+            if not elector.seen:
+                return False, f"reading the leader Lease {elector.label}"
+            return True, f"standby: the leader Lease {elector.label} is held by {elector.holder or 'nobody'}"
         return readiness.ready, readiness.waiting_for
 
     liveness = Liveness(settings.stuck_after)
-    runners = [await serve_health(lambda: liveness.check(context.clusters.handles(), context.session_heartbeats), host=settings.listen_host,
-                                  port=settings.health_port)]  # fmt: skip
+    runners = [await serve_health(lambda: liveness.check(context.clusters.handles(), context.session_heartbeats),
+                                  host=settings.listen_host, port=settings.health_port)]  # fmt: skip
     if settings.metrics_port:
         runners.append(
             await serve(context.metrics, ready, host=settings.listen_host, port=settings.metrics_port)
         )
     logger.info(
-        "starting kafka-topic-operator: %s, peering %s (priority %d)",
+        "starting kafka-topic-operator: %s, %s",
         "all namespaces" if settings.clusterwide else "namespaces " + ", ".join(settings.namespaces),
-        settings.peering or "off",
-        priority,
+        f"leader election through the Lease {elector.label} as {elector.identity}"
+        if elector is not None
+        else "no leader election",
     )
+    keeper: asyncio.Task[None] | None = None
+    kopf_stop = stop_flag
+    try:
+        if elector is not None:
+            try:
+                if not await _standby(elector, stop_flag):
+                    return
+            except LeaseAccessError as error:
+                raise StartupError(str(error)) from None
+            kopf_stop = asyncio.Event()
+            keeper = asyncio.create_task(elector.keep())
+            keeper.add_done_callback(
+                lambda _: kopf_stop.set()
+            )  # lost: stop kopf (the writers stopped already)
+            if stop_flag is not None:
+                _forward(stop_flag, kopf_stop)
+        await _run_kopf(
+            kopf, settings, registry, priority, context, api, kopf_stop, build_registry, build_kopf_settings
+        )
+    finally:
+        lost = keeper is not None and keeper.done() and not keeper.cancelled()
+        if keeper is not None:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+        if elector is not None and not lost:
+            await elector.release()
+        for runner in runners:
+            await runner.cleanup()
+    if lost:
+        raise LeadershipLostError(
+            f"lost the leader Lease {elector.label if elector else ''}: not renewed for "
+            f"{settings.lease_renew_deadline:g} s; exiting so that this replica starts again as a standby"
+        )
+
+
+async def _run_kopf(
+    kopf: Any,
+    settings: OperatorSettings,
+    registry: Any,
+    priority: int,
+    context: Any,
+    api: Any,
+    stop_flag: asyncio.Event | None,
+    build_registry: Any,
+    build_kopf_settings: Any,
+) -> None:
+    readiness = context.readiness
     first_lists = asyncio.create_task(
         readiness.run(lambda plural: api.list_uids(plural, settings.namespaces))
     )
@@ -217,5 +301,66 @@ async def operate(
         first_lists.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await first_lists
-        for runner in runners:
-            await runner.cleanup()
+
+
+async def _standby(elector: Any, stop_flag: asyncio.Event | None) -> bool:
+    """Wait for the Lease, or for SIGTERM/SIGINT (or ``stop_flag``): True once this replica holds it."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    installed = []
+    for number in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            loop.add_signal_handler(number, stopping.set)
+            installed.append(number)
+    if stop_flag is not None:
+        _forward(stop_flag, stopping)
+    try:
+        acquiring = asyncio.create_task(elector.acquire())
+        waiting = asyncio.create_task(stopping.wait())
+        done, _ = await asyncio.wait({acquiring, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (acquiring, waiting):
+            if task not in done:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if acquiring in done:
+            acquiring.result()
+            return True
+        logger.info("stopped while a standby for the leader Lease %s", elector.label)
+        return False
+    finally:
+        for number in installed:
+            loop.remove_signal_handler(number)
+
+
+def _forward(source: asyncio.Event, target: asyncio.Event) -> None:
+    async def wait() -> None:
+        await source.wait()
+        target.set()
+
+    task = asyncio.ensure_future(wait())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+_background: set[asyncio.Future[None]] = set()
+"""Tasks that only forward a flag: kept referenced until they end (asyncio holds only weak references)."""
+
+
+def _pod_namespace() -> str:
+    """The pod's namespace, from its service account's files (empty outside a pod)."""
+    path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _identity() -> str:
+    """This replica's name in the Lease: the pod's name (its host name) and a random part, as client-go's."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:10]}"
+
+
+class LeadershipLostError(Exception):
+    """The leader could not renew its Lease in time and stopped (the message says so, in one line)."""

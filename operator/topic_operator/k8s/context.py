@@ -41,12 +41,13 @@ class OperatorContext:
         connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
         clock: Callable[[], datetime.datetime] = utc_now,
         manifest_limits: ManifestLimits | None = None,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self.settings = settings
         self.api = api
         self.events = events
         self.metrics = metrics if metrics is not None else Metrics()
-        self.clusters = ClusterRegistry(settings, self.metrics, connect=connect)
+        self.clusters = ClusterRegistry(settings, self.metrics, connect=connect, may_write=may_write)
         self.clock = clock
         self.manifest_limits = manifest_limits if manifest_limits is not None else ManifestLimits()
         """What an API object may hold (depth, strings, size) before it is read: read once at start-up."""

@@ -53,6 +53,26 @@ class KopfEvents:
         kopf.event(cast(Any, dict(body)), type=type, reason=reason, message=message)
 
 
+def _status_code(error: Exception) -> int | None:
+    """The HTTP status of a refused request. lightkube raises ``ApiError`` only when the answer's Content-Type is
+    exactly ``application/json`` (the API server's); otherwise the bare ``HTTPStatusError`` it derives from."""
+    code = getattr(getattr(error, "response", None), "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _lease_error(error: Exception, verb: str, namespace: str, name: str) -> Exception:
+    """401/403 as ``LeaseAccessError`` (it will not pass by waiting), anything else as it came."""
+    from topic_operator.k8s.leadership import LeaseAccessError
+
+    code = _status_code(error)
+    if code in (401, 403):
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return LeaseAccessError(
+            f"the API refused to {verb} the leader Lease {namespace}/{name} ({code}): {reason}"
+        )
+    return error
+
+
 class LightkubeApi:
     """``KubernetesApi`` on a lightkube ``AsyncClient``, created on first use (in the running loop)."""
 
@@ -68,13 +88,12 @@ class LightkubeApi:
         return self._client
 
     async def read_secret(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        from lightkube import ApiError
         from lightkube.resources.core_v1 import Secret
 
         try:
             secret = await self._lazy_client().get(Secret, name, namespace=namespace)
-        except ApiError as error:
-            if error.status.code == 404:
+        except Exception as error:  # an HTTP refusal, by its status (below); the rest as it came
+            if _status_code(error) == 404:
                 return None
             raise
         body: Mapping[str, Any] = secret.to_dict()
@@ -104,7 +123,6 @@ class LightkubeApi:
         """Create kopf's peering object(s) if missing: a ClusterKopfPeering when watching every namespace, a
         KopfPeering in each watched namespace otherwise. Done by the operator rather than the install manifests
         because a custom object cannot be applied in the same ``kubectl apply`` that creates its CRD."""
-        from lightkube import ApiError
         from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 
         client = self._lazy_client()
@@ -121,9 +139,58 @@ class LightkubeApi:
             obj = resource(apiVersion="kopf.dev/v1", kind=kind, metadata=metadata)
             try:
                 await client.create(obj, namespace=namespace) if namespace else await client.create(obj)
-            except ApiError as error:
-                if error.status.code != 409:  # 409: it exists already, as it should
+            except Exception as error:  # an HTTP refusal, by its status (below); the rest as it came
+                if _status_code(error) != 409:  # 409: it exists already, as it should
                     raise
+
+    # -- the leader lease (``leadership.LeaseApi``) -------------------------------------------------------------
+
+    async def get_lease(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        from lightkube.resources.coordination_v1 import Lease
+
+        try:
+            lease = await self._lazy_client().get(Lease, name, namespace=namespace)
+        except Exception as error:  # an HTTP refusal, by its status (below); the rest as it came
+            if _status_code(error) == 404:
+                return None
+            raise _lease_error(error, "read", namespace, name) from None
+        body: Mapping[str, Any] = lease.to_dict()
+        return body
+
+    async def create_lease(self, namespace: str, name: str, spec: Mapping[str, Any]) -> None:
+        await self._write_lease(namespace, name, None, spec)
+
+    async def replace_lease(
+        self, namespace: str, name: str, resource_version: str, spec: Mapping[str, Any]
+    ) -> None:
+        await self._write_lease(namespace, name, resource_version, spec)
+
+    async def _write_lease(
+        self, namespace: str, name: str, resource_version: str | None, spec: Mapping[str, Any]
+    ) -> None:
+        from lightkube.resources.coordination_v1 import Lease
+
+        from topic_operator.k8s.leadership import LeaseConflictError
+
+        metadata = {"name": name, "namespace": namespace}
+        if resource_version is not None:
+            metadata["resourceVersion"] = resource_version
+        lease = Lease.from_dict({"metadata": metadata, "spec": dict(spec)})
+        client = self._lazy_client()
+        try:
+            if resource_version is None:
+                await client.create(lease)
+            else:
+                await client.replace(lease)
+        except Exception as error:  # an HTTP refusal, by its status (below); the rest as it came
+            if _status_code(error) == 409:
+                raise LeaseConflictError(str(error)) from None
+            raise _lease_error(error, "write", namespace, name) from None
+
+    def default_namespace(self) -> str:
+        """The namespace lightkube's configuration names: the pod's own in a cluster, the kubeconfig context's
+        (else ``default``) outside."""
+        return str(self._lazy_client().namespace)
 
     async def close(self) -> None:
         if self._client is not None:

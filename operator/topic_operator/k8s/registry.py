@@ -91,6 +91,7 @@ class ClusterHandle:
         settings: OperatorSettings,
         metrics: Metrics,
         executor: ThreadPoolExecutor,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self.key = key
         self.executor = executor
@@ -104,7 +105,8 @@ class ClusterHandle:
         self.deadline = settings.zk_deadline
         """How long ZooKeeper may keep each step of a batch waiting (``KTO_ZK_DEADLINE``)."""
         self.watched = WatchedCluster(client, deadline=self.deadline)
-        self.reconciler = Reconciler(client, spec, deadline=self.deadline)
+        self.writer = ZooKeeperWriter(client, deadline=self.deadline, may_write=may_write)
+        self.reconciler = Reconciler(client, spec, deadline=self.deadline, writer=self.writer)
         self.session_timeout = config.settings.session_timeout
         self.disconnected_since: float | None = None
         """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written
@@ -157,7 +159,7 @@ class ClusterHandle:
     def update_policy(self, spec: ClusterSpec, body: Mapping[str, Any]) -> None:
         """New policy, same session: the next batch plans with it."""
         self.spec, self.body = spec, body
-        self.reconciler = Reconciler(self.client, spec, deadline=self.deadline)
+        self.reconciler = Reconciler(self.client, spec, deadline=self.deadline, writer=self.writer)
 
     def check(self) -> ClusterState:
         """Blocking. Refuse a path that is not a Kafka cluster, then read (and watch) the whole cluster."""
@@ -232,10 +234,13 @@ class ClusterRegistry:
         metrics: Metrics,
         *,
         connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self._settings = settings
         self._metrics = metrics
         self._connect = connect
+        self._may_write = may_write
+        """Every cluster's writer asks it before each transaction (``leadership``: the leader lease held)."""
         self._handles: dict[ClusterKey, ClusterHandle] = {}
         self._changed: asyncio.Condition | None = None
         self._locks: dict[ClusterKey, asyncio.Lock] = {}
@@ -281,7 +286,9 @@ class ClusterRegistry:
             except BaseException:
                 executor.shutdown(wait=False)
                 raise
-            handle = ClusterHandle(key, spec, body, config, client, self._settings, self._metrics, executor)
+            handle = ClusterHandle(
+                key, spec, body, config, client, self._settings, self._metrics, executor, self._may_write
+            )
             try:
                 await handle.run(handle.check)
             except BaseException:

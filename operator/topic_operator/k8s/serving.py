@@ -20,7 +20,7 @@ __all__ = ["build_app", "build_health_app", "serve", "serve_health"]
 
 
 Ready = Callable[[], Awaitable[tuple[bool, str]]]
-"""Whether the operator is ready, and if not, what it waits for."""
+"""Whether the operator is ready, and if not, what it waits for (if it is, a note such as "standby", or '')."""
 
 
 def build_app(metrics: Metrics, ready: Ready) -> web.Application:
@@ -29,8 +29,8 @@ def build_app(metrics: Metrics, ready: Ready) -> web.Application:
 
     async def ready_view(_: web.Request) -> web.Response:
         is_ready, waiting_for = await ready()
-        if is_ready:
-            return web.Response(text="ready\n")
+        if is_ready:  # a standby is ready too, and says so
+            return web.Response(text=f"ready: {waiting_for}\n" if waiting_for else "ready\n")
         return web.Response(status=503, text=f"waiting for {waiting_for}\n")
 
     app = web.Application()

@@ -91,12 +91,26 @@ class OperatorSettings:
     log_level: str = field(default="info", metadata=_env("KTO_LOG_LEVEL"))
     log_format: str = field(default="json", metadata=_env("KTO_LOG_FORMAT"))
     """``json`` (one object per line, for log collectors) or ``plain``."""
-    peering: str = field(default="kafka-topic-operator", metadata=_env("KTO_PEERING"))
-    """kopf peering object shared by the replicas: only the highest priority one works, the others wait.
-    Empty: standalone (no peering; run one replica only)."""
+    peering: str = field(default="", metadata=_env("KTO_PEERING"))
+    """A kopf peering object to join (the peering CRDs must be installed): kopf pauses this operator while a
+    peer of higher priority lives, such as a developer's ``kto run`` on a laptop. Empty (the default): none.
+    Replicas of the Deployment coordinate through the leader Lease (``leader_election``), not through this."""
     priority: int | None = field(default=None, metadata=_env("KTO_PRIORITY"))
     """This replica's peering priority; None: a random one, so that replicas differ (kopf pauses every
     operator that sees another with the same priority)."""
+    leader_election: bool = field(default=True, metadata=_env("KTO_LEADER_ELECTION"))
+    """Replicas elect the one that works through a ``coordination.k8s.io`` Lease (``leadership``); a standby
+    waits. Off: this process works whatever other replicas do (one replica only)."""
+    lease_name: str = field(default="kafka-topic-operator", metadata=_env("KTO_LEASE_NAME"))
+    lease_namespace: str = field(default="", metadata=_env("KTO_LEASE_NAMESPACE"))
+    """Where the Lease lives; empty: the pod's own namespace (the kubeconfig context's outside a cluster)."""
+    lease_duration: float = field(default=10.0, metadata=_env("KTO_LEASE_DURATION"))
+    """Seconds without a renewal after which a standby takes the Lease: how soon it acts after the leader died."""
+    lease_renew_deadline: float = field(default=7.0, metadata=_env("KTO_LEASE_RENEW_DEADLINE"))
+    """Seconds without a successful renewal after which the leader stops writing and exits (less than
+    ``lease_duration``: it has stopped before anyone can take over)."""
+    lease_retry_period: float = field(default=2.0, metadata=_env("KTO_LEASE_RETRY_PERIOD"))
+    """Seconds between the leader's renewals (one API write each); a standby reads the Lease twice as often."""
     material_dir: Path = field(default=Path("/tmp/kto"), metadata=_env("KTO_MATERIAL_DIR"))
     """Where TLS material read from Secrets is written (0600) for kazoo, which reads certificates from files;
     an emptyDir in the Deployment, so the root filesystem stays read-only."""
@@ -130,6 +144,11 @@ class OperatorSettings:
         if self.log_level not in LOG_LEVELS:
             raise SettingsError(
                 f"KTO_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {self.log_level!r}"
+            )
+        if not 0 < self.lease_retry_period < self.lease_renew_deadline < self.lease_duration:
+            raise SettingsError(
+                "KTO_LEASE_RETRY_PERIOD < KTO_LEASE_RENEW_DEADLINE < KTO_LEASE_DURATION must hold (all positive), "
+                f"not {self.lease_retry_period!r} < {self.lease_renew_deadline!r} < {self.lease_duration!r}"
             )
         if self.log_format not in LOG_FORMATS:
             raise SettingsError(

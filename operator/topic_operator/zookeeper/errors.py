@@ -7,6 +7,7 @@ Messages never contain a password: connect strings carry none, and credentials a
 from __future__ import annotations
 
 __all__ = [
+    "FencedError",
     "KraftMigrationError",
     "NotAKafkaClusterError",
     "WriteConflictError",
@@ -24,6 +25,11 @@ class ZooKeeperError(Exception):
 
 class ZooKeeperUnavailableError(ZooKeeperError):
     """No server of the ensemble could be reached (or stayed reachable) within the configured time."""
+
+
+class FencedError(ZooKeeperUnavailableError):
+    """This process may no longer write: it is not sure any more that it holds the operator's leader lease
+    (another replica may hold it soon). What it did not send yet is reported as not written, as after an outage."""
 
 
 class ZooKeeperAuthError(ZooKeeperError):

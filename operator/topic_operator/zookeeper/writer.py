@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
@@ -47,6 +47,7 @@ from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic,
 from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, AnswerLostError, BoundedClient, Patience
 from topic_operator.zookeeper.connection import KAFKA_SECURE_ACL
 from topic_operator.zookeeper.errors import (
+    FencedError,
     KraftMigrationError,
     NotAKafkaClusterError,
     WriteConflictError,
@@ -140,8 +141,12 @@ class ZooKeeperWriter:
         max_attempts: int = 5,
         window: int = 1000,
         deadline: float = DEFAULT_DEADLINE,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self._client = client
+        self.may_write = may_write or (lambda: True)
+        """Asked before each transaction is sent: False (this replica lost its leader lease) ends the batch, and
+        what was not sent yet is not written."""
         self._acl = list(acl) if acl is not None else None
         self._max_attempts = max_attempts
         self._window = window
@@ -440,6 +445,10 @@ class _Batch:
             while self.to_send:
                 if self.zk.patience.expired:
                     raise self.zk.unavailable("writing")
+                if not self.writer.may_write():
+                    raise FencedError(
+                        "this replica no longer holds the operator's leader lease: it writes nothing more"
+                    )
                 index = self.to_send[0]
                 action = self.actions[index]
                 pending = self.zk.submit(
