@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -38,7 +39,16 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from harness.kube_client import KubeClient, write_kubeconfig
 from topic_operator.zookeeper.local_server import free_port
 
-__all__ = ["Credentials", "RealApiServer", "stop_process"]
+__all__ = [
+    "Credentials",
+    "RealApiServer",
+    "apply_install",
+    "install_documents",
+    "stop_process",
+    "wait_established",
+]
+
+INSTALL = Path(__file__).resolve().parents[2] / "manifests" / "install"
 
 ADMIN_USER = "kto-test-admin"
 
@@ -353,3 +363,28 @@ class RealApiServer:
                     fields = Path(f"/proc/{process.pid}/statm").read_text().split()
                     sizes[name] = int(fields[1]) * os.sysconf("SC_PAGE_SIZE")
         return sizes
+
+
+def install_documents() -> list[dict[str, Any]]:
+    """What ``kubectl apply -f manifests/install/`` applies, in its order (the CRDs before their objects)."""
+    found: list[dict[str, Any]] = []
+    for path in sorted(INSTALL.glob("*.yaml")):
+        found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return found
+
+
+def wait_established(kube: KubeClient, name: str, timeout: float = 30) -> None:
+    def established() -> bool:
+        crd = kube.get("apiextensions.k8s.io/v1", "customresourcedefinitions", None, name)
+        conditions = (crd.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+    kube.wait_for(established, timeout=timeout, what=f"CRD {name} Established")
+
+
+def apply_install(kube: KubeClient) -> None:
+    """``manifests/install/`` applied server-side, each CRD established before the objects that follow it."""
+    for document in install_documents():
+        kube.apply_document(document)
+        if document["kind"] == "CustomResourceDefinition":
+            wait_established(kube, document["metadata"]["name"])

@@ -67,6 +67,14 @@ def etcd() -> Found:
     return _lookup("KTO_ETCD", None, "etcd (Debian's etcd-server)", on_path="etcd")
 
 
+def api_server_binaries() -> tuple[Path, Path] | str:
+    """(kube-apiserver, etcd), or one line saying what is missing."""
+    apiserver, store = kube_apiserver(), etcd()
+    if apiserver.path is None or store.path is None:
+        return "; ".join(found.missing for found in (apiserver, store) if found.missing)
+    return apiserver.path, store.path
+
+
 @dataclass(frozen=True)
 class KafkaDistribution:
     """An Apache Kafka binary distribution (``bin/``, ``config/``, ``libs/``) and the release it is."""

@@ -15,17 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from harness.kube_client import KubeApiError, KubeClient
 from harness.operator_process import Operator, start_operator
-from harness.real_apiserver import RealApiServer
+from harness.real_apiserver import RealApiServer, apply_install
 from harness.real_kafka import KafkaBrokers
-from harness.server_binaries import etcd, kafka_distributions, kube_apiserver
+from harness.server_binaries import api_server_binaries, kafka_distributions
 from topic_operator.zookeeper.local_server import LocalZooKeeper
 
-ROOT = Path(__file__).resolve().parents[2]
-INSTALL = ROOT / "manifests" / "install"
 OPERATOR_NAMESPACE = "kafka-topic-operator"
 OPERATOR_ACCOUNT = "kafka-topic-operator"
 KTO_API = "kto.dev/v1alpha1"
@@ -39,40 +36,18 @@ DISTRIBUTIONS, NO_KAFKA = kafka_distributions()
 pytestmark = pytest.mark.real_servers
 
 
-def install_documents() -> list[dict[str, Any]]:
-    """What ``kubectl apply -f manifests/install/`` applies, in its order (the CRDs before their objects)."""
-    found: list[dict[str, Any]] = []
-    for path in sorted(INSTALL.glob("*.yaml")):
-        found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
-    return found
-
-
-def wait_established(kube: KubeClient, name: str, timeout: float = 30) -> None:
-    def established() -> bool:
-        crd = kube.get("apiextensions.k8s.io/v1", "customresourcedefinitions", None, name)
-        conditions = (crd.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-    kube.wait_for(established, timeout=timeout, what=f"CRD {name} Established")
-
-
 # -- the API server ------------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServer]:
     """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the README says)."""
-    apiserver_binary, etcd_binary = kube_apiserver(), etcd()
-    if apiserver_binary.path is None or etcd_binary.path is None:
-        missing = (found.missing for found in (apiserver_binary, etcd_binary) if found.missing)
-        pytest.skip("real API server: " + "; ".join(missing))
-    server = RealApiServer(apiserver_binary.path, etcd_binary.path, tmp_path_factory.mktemp("apiserver"))
+    binaries = api_server_binaries()
+    if isinstance(binaries, str):
+        pytest.skip(f"real API server: {binaries}")
+    server = RealApiServer(*binaries, tmp_path_factory.mktemp("apiserver"))
     with server:
-        kube = server.client()
-        for document in install_documents():
-            kube.apply_document(document)
-            if document["kind"] == "CustomResourceDefinition":
-                wait_established(kube, document["metadata"]["name"])
+        apply_install(server.client())
         yield server
 
 

@@ -15,8 +15,9 @@ import helm_python as helm
 import pytest
 import yaml
 
-from conftest import KTO_API, install_documents, remove_kto_objects, wait_established
+from conftest import KTO_API, remove_kto_objects
 from harness.kube_client import KubeApiError, KubeClient
+from harness.real_apiserver import install_documents, wait_established
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "kafka-topic-operator"

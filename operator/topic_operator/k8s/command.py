@@ -245,7 +245,7 @@ async def operate(
                     return
             except LeaseAccessError as error:
                 raise StartupError(str(error)) from None
-            kopf_stop = asyncio.Event()
+            kopf_stop = context.stop_flag = asyncio.Event()
             keeper = asyncio.create_task(elector.keep())
             keeper.add_done_callback(
                 lambda _: kopf_stop.set()

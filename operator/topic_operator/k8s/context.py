@@ -6,6 +6,7 @@ that connects to a real ZooKeeper; production builds it in ``kto run``.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -60,6 +61,8 @@ class OperatorContext:
         )
         """Each KafkaTopic's (by uid) latest validation and the spec versions it holds for (see
         ``topics.validate_topic``)."""
+        self.stop_flag: asyncio.Event | None = None
+        """kopf's stop flag, when the operator has one (leader election: set when the Lease is lost)."""
         self.session_heartbeats: dict[ClusterKey, float] = {}
         """When each KafkaCluster's session keeper last went round (monotonic; ``sessions.keep_session``):
         liveness fails when one stops going round."""

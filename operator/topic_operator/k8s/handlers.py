@@ -141,7 +141,7 @@ def _finish(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, pat
     changed = bool(verdict.status) and not same_status(body.get("status"), verdict.status)
     patch.status.update(verdict.status)
     _post(ctx, body, verdict, changed=changed)
-    if verdict.retry is not None:
+    if verdict.retry is not None and not ctx.clusters.closed:  # stopping: no retry would run (and kopf waits)
         raise kopf.TemporaryError(verdict.retry, delay=ctx.settings.retry_delay)
 
 
@@ -265,31 +265,34 @@ async def cluster_timer(
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
-    """Report the cluster (reconnecting if its session died), then check its KafkaTopics for drift."""
+    """One round of the cluster, written through kopf's ``patch``: what the session keeper does every
+    ``drift_interval`` (the handler tests call it as the timer it was)."""
     ctx = _context(memo)
+    if ctx.clusters.closed:
+        return  # the operator is stopping: its sessions are closed
     plain = _plain(body)
-    claims = await _claims(ctx)
-    verdict = await reconcile_cluster(ctx, plain, declared=_declared(claims, kto_cluster_identities))
+    verdict = await _cluster_round(ctx, plain, await _claims(ctx), kto_cluster_identities)
     changed = not same_status(plain.get("status"), verdict.status)
     if changed:
         patch.status.update(verdict.status)
     _post(ctx, plain, verdict, changed=changed)
-    if verdict.retry is None:
-        await _check_cluster_drift(ctx, plain, claims, kto_cluster_identities)
 
 
-async def _check_cluster_drift(
+async def _cluster_round(
     ctx: OperatorContext,
     body: Mapping[str, Any],
     claims: ClaimIndex,
     identities: kopf.Index[ClusterKey, str],
-) -> None:
-    """The drift check of the KafkaCluster's KafkaTopics, which also reconciles the unsettled ones."""
+) -> Verdict:
+    """Connect (or keep the session) and describe the cluster; when connected, check its KafkaTopics for drift,
+    which also reconciles the unsettled ones (changed while it was down, or whose owner went away)."""
+    verdict = await reconcile_cluster(ctx, body, declared=_declared(claims, identities))
     key = (str(body["metadata"].get("namespace")), str(body["metadata"].get("name")))
     handle = ctx.clusters.get(key)
-    if handle is not None:
+    if verdict.retry is None and handle is not None:
         bodies = [claim.body for claim in claims.claims() if claim.cluster_key == key]
         await check_drift(ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities))
+    return verdict
 
 
 async def cluster_session(
@@ -299,30 +302,34 @@ async def cluster_session(
     kto_cluster_identities: kopf.Index[ClusterKey, str],
     **_: Any,
 ) -> None:
-    """The KafkaCluster's session keeper (``sessions``): a lost session is replaced, and the KafkaTopics changed
-    meanwhile are reconciled as soon as it is back."""
+    """The KafkaCluster's session keeper and periodic round (``sessions``): a lost session is replaced, the
+    KafkaTopics changed meanwhile are reconciled as soon as it is back, and every ``drift_interval`` the cluster
+    is described and its KafkaTopics checked for drift."""
     ctx = _context(memo)
     claims = await _claims(ctx)
-
-    async def after_reconnect() -> None:
-        await _check_cluster_drift(ctx, _plain(body), claims, kto_cluster_identities)
-
     await keep_session(
         ctx,
         lambda: _plain(body),
         stopped,
-        declared=lambda identity: _declared(claims, kto_cluster_identities)(identity),  # the claims of now
-        after_reconnect=after_reconnect,
+        round_=lambda: _cluster_round(ctx, _plain(body), claims, kto_cluster_identities),
+        every=ctx.settings.drift_interval,
     )
+    if stopped.reason is not None and stopped.reason & kopf.DaemonStoppingReason.RESOURCE_DELETED:
+        await forget_cluster(
+            ctx, _plain(body)
+        )  # gone without its delete handler (its finalizer removed by hand)
 
 
 # -- operator ---------------------------------------------------------------------------------------------------
 
 
 async def cleanup(memo: Any, **_: Any) -> None:
-    """Close every ZooKeeper session (ending the sessions at once rather than after their timeout)."""
+    """Close every ZooKeeper session (ending the sessions at once rather than after their timeout), and set the
+    operator's stop flag: stopped by a signal, kopf would otherwise wait 5 s for its waiter on that flag."""
     ctx = getattr(memo, "kto", None)
     if isinstance(ctx, OperatorContext):
+        if ctx.stop_flag is not None:
+            ctx.stop_flag.set()
         await ctx.clusters.close()
         close = getattr(ctx.api, "close", None)
         if close is not None:
@@ -355,9 +362,6 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     kopf.on.update(*CLUSTERS, registry=registry, id="cluster")(_handler(cluster_changed))
     kopf.on.delete(*CLUSTERS, registry=registry, id="cluster-delete", optional=True)(
         _handler(cluster_deleted)
-    )
-    kopf.timer(*CLUSTERS, registry=registry, id="drift", interval=settings.drift_interval)(
-        _handler(cluster_timer)
     )
     kopf.daemon(*CLUSTERS, registry=registry, id="session", cancellation_timeout=5.0)(
         _handler(cluster_session)

@@ -242,6 +242,8 @@ class ClusterRegistry:
         self._may_write = may_write
         """Every cluster's writer asks it before each transaction (``leadership``: the leader lease held)."""
         self._handles: dict[ClusterKey, ClusterHandle] = {}
+        self.closed = False
+        """Set by ``close()`` (the operator is stopping): no session is opened any more."""
         self._changed: asyncio.Condition | None = None
         self._locks: dict[ClusterKey, asyncio.Lock] = {}
 
@@ -269,6 +271,10 @@ class ClusterRegistry:
         """Connect (or keep the session when nothing about it changed); raises the ZooKeeper error when the
         cluster cannot be reached or does not look like a Kafka cluster, leaving no handle behind."""
         async with self._locks.setdefault(key, asyncio.Lock()):
+            if self.closed:
+                raise ZooKeeperUnavailableError(
+                    "the operator is stopping: no new ZooKeeper session is opened"
+                )
             current = self._handles.get(key)
             if (
                 current is not None
@@ -309,6 +315,7 @@ class ClusterRegistry:
             await self._drop(key)
 
     async def close(self) -> None:
+        self.closed = True
         for key in list(self._handles):
             await self.remove(key)
 

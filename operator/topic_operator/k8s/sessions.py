@@ -17,6 +17,10 @@ peer holds the operator) looks at the session every second:
 - back: Ready=True again, and the cluster's unsettled KafkaTopics (changed during the outage) are reconciled at
   once, not at kopf's next retry.
 
+The same loop runs the cluster's periodic round every ``drift_interval``: describe it in its status, and check
+its KafkaTopics for drift. (It was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s
+for it, and a second per-cluster task did not earn its keep.)
+
 Every change of state is one log line, one Event and one status write, never one per retry; the
 ``kto_cluster_connected`` gauge follows. Each round leaves a heartbeat, which liveness reads: a keeper that
 stopped going round (its cluster's thread hung) means the process can no longer recover by itself.
@@ -24,13 +28,13 @@ stopped going round (its cluster's thread hung) means the process can no longer 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from topic_operator.k8s.clusters import reconcile_cluster
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.status import cluster_status, same_status
@@ -45,11 +49,21 @@ CHECK_INTERVAL = 1.0
 
 
 class Stopped(Protocol):
-    """kopf's ``stopped`` flag of a daemon: true once it must exit; ``wait`` sleeps until then or a timeout."""
+    """kopf's ``stopped`` flag of a daemon: true once it must exit."""
 
     def __bool__(self) -> bool: ...
 
-    def wait(self, timeout: float | None = None) -> Awaitable[Any]: ...
+
+STOP_POLL = 0.2
+"""Seconds between two looks at ``stopped`` while pausing."""
+
+
+async def _pause(stopped: Stopped, seconds: float) -> None:
+    """Sleep ``seconds``, or less once ``stopped``. Not kopf's ``stopped.wait(timeout)``: each of those calls
+    leaves a task that ends in ``TimeoutError``, and kopf re-raises it when it stops during one (kopf 1.45)."""
+    deadline = time.monotonic() + seconds
+    while not stopped and (left := deadline - time.monotonic()) > 0:
+        await asyncio.sleep(min(left, STOP_POLL))
 
 
 @dataclass
@@ -74,50 +88,47 @@ async def keep_session(
     body: Callable[[], Mapping[str, Any]],
     stopped: Stopped,
     *,
-    declared: Callable[[str], Any],
-    after_reconnect: Callable[[], Awaitable[object]],
+    round_: Callable[[], Awaitable[Verdict]],
+    every: float,
 ) -> None:
-    """Keep the session of the KafkaCluster ``body()`` (its latest body) until ``stopped``."""
+    """Keep the session of the KafkaCluster ``body()`` (its latest body) until ``stopped``, and run ``round_``
+    (connect if needed, describe the cluster, check its KafkaTopics for drift) at start, every ``every``
+    seconds, and as soon as a lost session is back. ``round_`` returns the cluster's verdict; this reports it."""
     first = body()
     metadata = first.get("metadata") or {}
     key = (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
     label = f"{key[0]}/{key[1]}"
     backoff = Backoff()
     down: _Down | None = None
-    while not stopped:
+    next_round = 0.0
+    while not stopped and not ctx.clusters.closed:
         ctx.session_heartbeats[key] = time.monotonic()
+        if (body().get("metadata") or {}).get("deletionTimestamp"):
+            return  # being deleted: its delete handler closes the session; never open another
         handle = ctx.clusters.get(key)
-        if handle is not None and handle.alive:
-            if down is not None:
-                down = None
-                backoff.reset()
-                verdict = await reconcile_cluster(ctx, body(), declared=declared)
-                await _report(ctx, body(), verdict)
-                if verdict.retry is None:
-                    logger.info("KafkaCluster %s: ZooKeeper session back; serving it again", label)
-                    await after_reconnect()
-            await stopped.wait(CHECK_INTERVAL)
+        lost = handle is not None and not handle.alive
+        why = handle.needs_new_session() if handle is not None and lost else None
+        if handle is not None and not lost and down is None and time.monotonic() < next_round:
+            await _pause(stopped, CHECK_INTERVAL)
             continue
-        if handle is not None and handle.needs_new_session() is None:
-            # kazoo is reconnecting by itself: say so once, and let it
+        if lost and why is None:  # kazoo is reconnecting by itself: say so once, and let it
             down = await _went_down(ctx, body(), label, down, "ZooKeeper connection lost; reconnecting")
-            await stopped.wait(CHECK_INTERVAL)
+            await _pause(stopped, CHECK_INTERVAL)
             continue
-        why = handle.needs_new_session() if handle is not None else None
-        verdict = await reconcile_cluster(ctx, body(), declared=declared)
+        verdict = await round_()  # connects first when there is no session, or a dead one
+        next_round = time.monotonic() + every
         if verdict.retry is None:
-            was_down = down is not None or why is not None
+            if down is not None:
+                logger.info("KafkaCluster %s: ZooKeeper session back; serving it again", label)
             down = None
             backoff.reset()
+            ctx.metrics.connected.labels(label).set(1)
             await _report(ctx, body(), verdict)
-            if was_down:
-                logger.info("KafkaCluster %s: a new ZooKeeper session; serving it again", label)
-                await after_reconnect()
-            await stopped.wait(CHECK_INTERVAL)
+            await _pause(stopped, CHECK_INTERVAL)
             continue
         message = verdict.retry if why is None else f"{why}; a new session: {verdict.retry}"
         down = await _went_down(ctx, body(), label, down, message, verdict=verdict)
-        await stopped.wait(backoff.next())
+        await _pause(stopped, backoff.next())
 
 
 @dataclass
