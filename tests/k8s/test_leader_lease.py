@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topic_operator.k8s.leadership import LeaderElector, LeaseConflictError, LeaseTimings
+from topic_operator.k8s.leadership import LeaderElector, LeaseConflictError, LeaseKeeper, LeaseTimings
 
 TIMINGS = LeaseTimings(duration=10.0, renew_deadline=7.0, retry_period=2.0)
 
@@ -210,3 +211,27 @@ def test_never_two_holders(steps: list[tuple[str, float, bool]]) -> None:
         replicas[name].attempt()
         holders = [r for r in replicas.values() if r.elector.holds()]
         assert len(holders) <= 1, [r.identity for r in holders]
+
+
+def test_the_keeper_renews_from_its_own_thread_while_the_event_loop_is_busy() -> None:
+    """A burst keeps kopf's event loop busy for seconds: renewals must not wait behind it."""
+    leases = MemoryLeases()
+    timings = LeaseTimings(duration=1.0, renew_deadline=0.6, retry_period=0.1)
+    elector = LeaderElector(leases, "ops", "kto", "a", timings)
+    lost: list[bool] = []
+
+    async def scenario() -> None:
+        leases.caller = "a"
+        await elector.acquire()
+        keeper = LeaseKeeper(elector, lambda: leases, lambda: lost.append(True))
+        keeper.start()
+        before = leases.version
+        time.sleep(1.5)  # the event loop blocked, as by a burst: no await for 1.5 s, past the renew deadline
+        assert elector.holds()
+        assert leases.version > before + 5  # renewed all along
+        keeper.stop()
+        assert leases.lease is not None
+        assert leases.lease["spec"]["holderIdentity"] == ""  # released on a clean stop
+
+    asyncio.run(scenario())
+    assert lost == []

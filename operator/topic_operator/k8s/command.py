@@ -179,7 +179,7 @@ async def operate(
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import build_kopf_settings, build_registry
     from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
-    from topic_operator.k8s.leadership import LeaderElector, LeaseAccessError, LeaseTimings
+    from topic_operator.k8s.leadership import LeaderElector, LeaseAccessError, LeaseKeeper, LeaseTimings
     from topic_operator.k8s.liveness import Liveness
     from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
     from topic_operator.k8s.serving import serve, serve_health
@@ -236,7 +236,7 @@ async def operate(
         if elector is not None
         else "no leader election",
     )
-    keeper: asyncio.Task[None] | None = None
+    keeper: LeaseKeeper | None = None
     kopf_stop = stop_flag
     try:
         if elector is not None:
@@ -246,23 +246,19 @@ async def operate(
             except LeaseAccessError as error:
                 raise StartupError(str(error)) from None
             kopf_stop = context.stop_flag = asyncio.Event()
-            keeper = asyncio.create_task(elector.keep())
-            keeper.add_done_callback(
-                lambda _: kopf_stop.set()
-            )  # lost: stop kopf (the writers stopped already)
+            loop = asyncio.get_running_loop()
+            # Lost: stop kopf (the writers stopped already).
+            keeper = LeaseKeeper(elector, LightkubeApi, lambda: loop.call_soon_threadsafe(kopf_stop.set))
+            keeper.start()
             if stop_flag is not None:
                 _forward(stop_flag, kopf_stop)
         await _run_kopf(
             kopf, settings, registry, priority, context, api, kopf_stop, build_registry, build_kopf_settings
         )
     finally:
-        lost = keeper is not None and keeper.done() and not keeper.cancelled()
+        lost = keeper is not None and keeper.lost
         if keeper is not None:
-            keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
-        if elector is not None and not lost:
-            await elector.release()
+            await asyncio.to_thread(keeper.stop, release=not lost)
         for runner in runners:
             await runner.cleanup()
     if lost:

@@ -12,7 +12,10 @@ API server but not ZooKeeper goes on writing, because nothing tells it to stop. 
   Kubernetes restarts it as a standby. Two replicas never write at the same time: the standby cannot take the
   Lease before ``duration`` has passed since the last renewal it saw, and the old holder stopped by
   ``renew_deadline`` after its own last renewal, which was no later;
-- a replica that exits cleanly (SIGTERM) releases the Lease, so a rolling update hands over at once.
+- a replica that exits cleanly (SIGTERM) releases the Lease, so a rolling update hands over at once;
+- the holder renews from a thread of its own, with an event loop and an API client of its own
+  (``LeaseKeeper``): a burst of 10,000 KafkaTopics keeps kopf's event loop busy for seconds at a time, and
+  renewals waiting behind it made the holder give up the Lease it still had.
 
 ZooKeeper writes stay conditional on the znode versions read, so even a replica wrong about holding the Lease
 could not overwrite what the other wrote.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -99,7 +103,8 @@ class LeaderElector:
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime.datetime] = _utc_now,
     ) -> None:
-        self._api = api
+        self.api = api
+        """Bound to the event loop it is used in: ``LeaseKeeper`` gives the elector one of its thread's own."""
         self.namespace, self.name, self.identity = namespace, name, identity
         self.timings = timings
         self._monotonic, self._wall = monotonic, wall
@@ -128,7 +133,7 @@ class LeaderElector:
         sent_at = self._monotonic()
         now = _micro_time(self._wall())
         spec: dict[str, Any]
-        lease = await self._api.get_lease(self.namespace, self.name)
+        lease = await self.api.get_lease(self.namespace, self.name)
         self.seen = True
         duration = max(1, round(self.timings.duration))
         if lease is None:
@@ -140,7 +145,7 @@ class LeaderElector:
                 "leaseTransitions": 0,
             }
             try:
-                await self._api.create_lease(self.namespace, self.name, created)
+                await self.api.create_lease(self.namespace, self.name, created)
             except LeaseConflictError:
                 return False
             return self._renewed(sent_at, previous="nobody: it did not exist")
@@ -162,7 +167,7 @@ class LeaderElector:
             leaseTransitions=int(spec.get("leaseTransitions") or 0) + (1 if taking and holder else 0),
         )
         try:
-            await self._api.replace_lease(
+            await self.api.replace_lease(
                 self.namespace, self.name, str(lease["metadata"]["resourceVersion"]), spec
             )
         except LeaseConflictError:
@@ -217,14 +222,62 @@ class LeaderElector:
             return
         self._renewed_at = None
         try:
-            lease = await self._api.get_lease(self.namespace, self.name)
+            lease = await self.api.get_lease(self.namespace, self.name)
             if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
                 return
             spec = dict(lease["spec"])
             spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=_micro_time(self._wall()))
-            await self._api.replace_lease(
+            await self.api.replace_lease(
                 self.namespace, self.name, str(lease["metadata"]["resourceVersion"]), spec
             )
             logger.info("released the leader lease %s", self.label)
         except Exception as error:  # it expires by itself then
             logger.warning("leader lease %s not released (it expires by itself): %s", self.label, error)
+
+
+class LeaseKeeper:
+    """Keeps renewing the Lease the elector holds, from a thread of its own (see the module's docstring).
+
+    ``start()`` after the elector took the Lease; ``on_lost`` is called (from the thread) when renewals failed for
+    the renew deadline; ``stop(release=...)`` ends the renewals and, by default, gives the Lease up."""
+
+    def __init__(
+        self, elector: LeaderElector, api: Callable[[], LeaseApi], on_lost: Callable[[], object]
+    ) -> None:
+        self.elector, self._api, self._on_lost = elector, api, on_lost
+        self.lost = False
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._release = True
+        self._thread = threading.Thread(target=self._run, name="kto-leader-lease", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait(10)
+
+    def _run(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        self.elector.api = self._api()  # a client of this thread's loop
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.create_task(self.elector.keep())
+        self._ready.set()
+        try:
+            await self._task
+            self.lost = True
+            self._on_lost()
+        except asyncio.CancelledError:
+            if self._release:
+                await self.elector.release()
+        finally:
+            close = getattr(self.elector.api, "close", None)
+            if close is not None:
+                await close()
+
+    def stop(self, *, release: bool = True, timeout: float = 10.0) -> None:
+        self._release = release
+        if self._loop is not None and self._task is not None and not self._task.done():
+            self._loop.call_soon_threadsafe(self._task.cancel)
+        self._thread.join(timeout)
