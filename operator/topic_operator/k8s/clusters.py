@@ -81,7 +81,6 @@ async def reconcile_cluster(
     label = f"{key[0]}/{key[1]}"
     generation = (body.get("metadata") or {}).get("generation")
     previous = body.get("status")
-    before = ctx.clusters.get(key)
     now = ctx.clock()
     try:
         handle = await connect_cluster(ctx, body)
@@ -122,7 +121,8 @@ async def reconcile_cluster(
     status = cluster_status(
         generation=generation, state=state, declared=names, ready=ready, previous=previous, now=now
     )
-    events = (EventSpec("Normal", Reason.CONNECTED.value, message),) if handle is not before else ()
+    events = () if handle.announced else (EventSpec("Normal", Reason.CONNECTED.value, message),)
+    handle.announced = True  # the handler and the session keeper may both connect it first: one Event
     return Verdict(status, "connected", events)
 
 
@@ -130,5 +130,6 @@ async def forget_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> None:
     """The KafkaCluster is gone: close its session. Its KafkaTopics report ClusterUnavailable from then on."""
     key = _key(body)
     ctx.cluster_bodies.pop(key, None)
+    ctx.cluster_statuses.pop(key, None)
     ctx.session_heartbeats.pop(key, None)
     await ctx.clusters.remove(key)

@@ -63,6 +63,9 @@ class OperatorContext:
         ``topics.validate_topic``)."""
         self.stop_flag: asyncio.Event | None = None
         """kopf's stop flag, when the operator has one (leader election: set when the Lease is lost)."""
+        self.cluster_statuses: dict[ClusterKey, Mapping[str, Any]] = {}
+        """The status last written to each KafkaCluster, by its handlers or its session keeper: each skips a
+        write the other made, whose watch event has not arrived yet."""
         self.session_heartbeats: dict[ClusterKey, float] = {}
         """When each KafkaCluster's session keeper last went round (monotonic; ``sessions.keep_session``):
         liveness fails when one stops going round."""

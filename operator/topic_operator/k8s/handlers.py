@@ -251,6 +251,8 @@ async def cluster_changed(
     verdict = await reconcile_cluster(
         ctx, plain, declared=_declared(await _claims(ctx), kto_cluster_identities)
     )
+    key = (str(plain["metadata"].get("namespace")), str(plain["metadata"].get("name")))
+    ctx.cluster_statuses[key] = verdict.status  # what kopf writes: the session keeper need not write it again
     _finish(ctx, plain, verdict, patch)
 
 

@@ -107,6 +107,8 @@ class ClusterHandle:
         self.watched = WatchedCluster(client, deadline=self.deadline)
         self.writer = ZooKeeperWriter(client, deadline=self.deadline, may_write=may_write)
         self.reconciler = Reconciler(client, spec, deadline=self.deadline, writer=self.writer)
+        self.announced = False
+        """Whether its Connected Event was posted: once per session, whoever connected it first."""
         self.session_timeout = config.settings.session_timeout
         self.disconnected_since: float | None = None
         """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written

@@ -173,11 +173,16 @@ async def _went_down(
 async def _report(
     ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, *, event: tuple[str, str] | None = None
 ) -> None:
-    """The verdict's status, when it differs from the one the object has, and its Events (or ``event``)."""
-    if same_status(body.get("status"), verdict.status):
-        return
+    """The verdict's status, when it differs from the one the object has (and from the one last written, whose
+    watch event may not have arrived yet), and its Events (or ``event``)."""
     metadata = body.get("metadata") or {}
     namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+    written = ctx.cluster_statuses.get((namespace, name))
+    if same_status(body.get("status"), verdict.status) or (
+        written is not None and same_status(written, verdict.status)
+    ):
+        return
+    ctx.cluster_statuses[(namespace, name)] = verdict.status
     try:
         await ctx.api.patch_status("kafkaclusters", namespace, name, verdict.status)
     except Exception as error:  # the API may be down too; the next change of state writes again
