@@ -39,6 +39,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--queue-size", "queue_size", int, "at most this many topics waiting per cluster (back-pressure beyond)"),
     ("--worker-limit", "worker_limit", int, "at most this many objects handled at once (0: no limit)"),
     ("--queue-wait", "queue_wait", float, "seconds a handler waits for room in a full queue before a retry"),
+    ("--api-connections", "api_connections", int, "at most this many connections to the API server, reused "
+     "(0: no limit)"),
     ("--retry-delay", "retry_delay", float, "seconds before retrying an unavailable cluster or a conflict"),
     ("--cluster-wait", "cluster_wait", float, "seconds a topic waits for its cluster's first connection"),
     ("--deletion-timeout", "deletion_timeout", float, "seconds before a Delete topic's finalizer is released "

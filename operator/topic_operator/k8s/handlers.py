@@ -348,7 +348,7 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     """Every handler of the operator, on a registry of its own, with the login handlers kopf's default registry
     would have (``login``): a bare registry has none, and the operator could not log in anywhere."""
     registry = kopf.OperatorRegistry()
-    register_logins(registry)
+    register_logins(registry, connections=settings.api_connections)
     kopf.on.event(*TOPICS, registry=registry, id="topic-event")(_handler(topic_event))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
 

@@ -15,6 +15,11 @@ The container image installs neither client, so a Deployment logs in with its se
 ``kto run`` with their kubeconfig. Errors are ignored per handler, as kopf does: a handler that does not apply
 gives nothing, and only when none gives credentials does kopf report that it ran out of them. A handler that gives
 credentials also tells the operator's readiness (``memo.kto.readiness``) that it has logged in.
+
+Credentials become kopf's ``AiohttpSession`` with a bounded connection pool (``KTO_API_CONNECTIONS``, default 16):
+kopf's own session has no limit, so a batch completing 500 KafkaTopics at once opened hundreds of connections, each
+with its TLS handshake, and a real API server's priority and fairness answered the burst with 429 storms. With a
+bound the requests queue in the operator, reuse kept-alive connections, and reach the server at a pace it takes.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import kopf
 
-__all__ = ["login_functions", "register_logins"]
+__all__ = ["bounded_session", "login_functions", "register_logins"]
 
 
 def _installed(module: str) -> bool:
@@ -47,7 +53,29 @@ def login_functions() -> list[Callable[..., Any]]:
     return chosen
 
 
-def _telling_readiness(fn: Callable[..., Any]) -> Callable[..., Any]:
+def bounded_session(info: kopf.ConnectionInfo, connections: int) -> kopf.AiohttpSession:
+    """kopf's session for ``info``, as kopf builds it, but with at most ``connections`` connections (kept alive)."""
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=connections, ssl=info.as_ssl_context()),
+        headers=info.as_http_headers(),
+        proxy=info.proxy_url,
+        trust_env=info.trust_env,
+    )
+    return kopf.AiohttpSession(
+        aiohttp_session=session,
+        server=info.server,
+        default_namespace=info.default_namespace,
+        priority=info.priority,
+        expiration=info.expiration,
+    )
+
+
+def _login(fn: Callable[..., Any], connections: int) -> Callable[..., Any]:
+    """``fn`` telling readiness, and its credentials as a bounded session. The same credentials give the same
+    session: kopf compares what a login gives with what the API refused, and stops ("ran out of valid
+    credentials") only when nothing new comes; a fresh session object each time would look new forever."""
+    last: list[tuple[kopf.ConnectionInfo, kopf.AiohttpSession]] = []
+
     # Not functools.wraps: kopf would follow __wrapped__ to the sync function and run this coroutine in a thread.
     async def login(**kwargs: Any) -> Any:
         credentials = fn(**kwargs)
@@ -56,13 +84,18 @@ def _telling_readiness(fn: Callable[..., Any]) -> Callable[..., Any]:
         readiness = getattr(getattr(kwargs.get("memo"), "kto", None), "readiness", None)
         if credentials is not None and readiness is not None:
             readiness.logged_in()
-        return credentials
+        if not isinstance(credentials, kopf.ConnectionInfo) or connections <= 0:
+            return credentials
+        if not last or last[0][0] != credentials:
+            last[:] = [(credentials, bounded_session(credentials, connections))]
+        return last[0][1]
 
     return login
 
 
-def register_logins(registry: kopf.OperatorRegistry) -> None:
+def register_logins(registry: kopf.OperatorRegistry, *, connections: int = 0) -> None:
+    """kopf's login functions on ``registry``; with ``connections`` > 0, each session bounded to that many."""
     for fn in login_functions():
         kopf.on.login(registry=registry, id=fn.__name__, errors=kopf.ErrorsMode.IGNORED)(
-            _telling_readiness(fn)
+            _login(fn, connections)
         )

@@ -60,6 +60,11 @@ class OperatorSettings:
     10,000 changes, the objects beyond it wait as their raw watch events, not as running handlers with their
     copies of the body: the burst's memory is bounded, not its throughput (a batch holds at most
     ``batch_max_size`` topics)."""
+    api_connections: int = field(default=16, metadata=_env("KTO_API_CONNECTIONS"))
+    """At most this many connections to the API server, kept alive and reused (0: kopf's own, unbounded): a
+    burst of status patches and Events queues in the operator instead of opening a connection (and a TLS
+    handshake) each, and meets the server's priority and fairness at a pace it takes. The two watch streams
+    hold two of them."""
     queue_wait: float = field(default=5.0, metadata=_env("KTO_QUEUE_WAIT"))
     retry_delay: float = field(default=30.0, metadata=_env("KTO_RETRY_DELAY"))
     """Seconds before kopf retries a handler that met an unreachable cluster, a full queue or a write conflict."""
@@ -134,6 +139,11 @@ class OperatorSettings:
         for name in ("batch_max_size", "queue_size"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{env_name(name)} must be at least 1, not {getattr(self, name)!r}")
+        if self.api_connections != 0 and self.api_connections < 4:
+            raise SettingsError(
+                "KTO_API_CONNECTIONS must be 0 (no limit) or at least 4 (two are the watch streams), not "
+                f"{self.api_connections!r}"
+            )
         if self.worker_limit < 0:
             raise SettingsError(
                 f"KTO_WORKER_LIMIT must not be negative (0: no limit), not {self.worker_limit!r}"
