@@ -65,18 +65,106 @@ TARGETS = {"CPU per event ms": 3.0, "peak RSS MB": 300.0}
 # -- the load generator (a process of its own) ---------------------------------------------------------------------
 
 
-async def _loadgen(url: str, phase: str, topics: int, connect: str, rate: float) -> dict[str, Any]:
-    """One phase's requests, 32 at a time; with ``rate`` > 0, the n-th request starts no earlier than n / rate
-    seconds after the first (the pace of a real API server, which is slower than the emulator)."""
+class _Settling:
+    """What the users see settle: one list, then a watch of the kind, keeping each object's observedGeneration
+    and whether it is Ready. Cheaper for the API server than listing 10,000 objects every few seconds (which a
+    real one would pay for, and which would weigh on the figures), and exact: the moment the last object
+    settles is seen as it happens."""
+
+    def __init__(self, session: Any, base: str, plural: str) -> None:
+        self.session, self.url, self.plural = session, f"{base}/{plural}", plural
+        self.seen: dict[str, tuple[int | None, bool]] = {}
+        self.changed = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    def _note(self, body: dict[str, Any]) -> None:
+        status = body.get("status") or {}
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+        )
+        self.seen[body["metadata"]["name"]] = (status.get("observedGeneration"), ready)
+        self.changed.set()
+
+    async def start(self) -> None:
+        version = await self._list()
+        self.task = asyncio.create_task(self._watch(version))
+
+    async def _list(self) -> str:
+        async with self.session.get(self.url, params={"limit": "500"}) as response:
+            listed = await response.json()
+        for body in listed["items"]:
+            self._note(body)
+        cont = listed["metadata"].get("continue")
+        while cont:
+            async with self.session.get(self.url, params={"limit": "500", "continue": cont}) as response:
+                page = await response.json()
+            for body in page["items"]:
+                self._note(body)
+            cont = page["metadata"].get("continue")
+        return str(listed["metadata"].get("resourceVersion", ""))
+
+    async def _watch(self, version: str) -> None:
+        import aiohttp
+
+        forever = aiohttp.ClientTimeout(total=None, sock_read=None)
+        while True:
+            params = {"watch": "true", "resourceVersion": version, "allowWatchBookmarks": "true"}
+            async with self.session.get(self.url, params=params, timeout=forever) as response:
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    body = event["object"]
+                    if event["type"] == "ERROR":  # 410 Gone: list again
+                        version = await self._list()
+                        break
+                    version = body.get("metadata", {}).get("resourceVersion", version)
+                    if event["type"] in ("ADDED", "MODIFIED"):
+                        self._note(body)
+
+    def settled(self, generation: int) -> int:
+        return sum(1 for observed, ready in self.seen.values() if observed == generation and ready)
+
+    async def until(self, generation: int, count: int, timeout: float = 1800) -> float:
+        """Until ``count`` objects are Ready at ``generation``; the monotonic time it happened."""
+        deadline = time.monotonic() + timeout
+        while self.settled(generation) < count:
+            self.changed.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RuntimeError(
+                    f"{self.plural} not settled at generation {generation} within {timeout:g} s"
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(remaining, 5.0))
+        return time.monotonic()
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+
+async def _loadgen(
+    url: str, phase: str, topics: int, connect: str, rate: float, clients: int, token: str, ca: str | None
+) -> dict[str, Any]:
+    """One phase's requests, ``clients`` at a time; with ``rate`` > 0, the n-th request starts no earlier than
+    n / rate seconds after the first (a set pace, instead of as fast as the server answers)."""
+    import ssl
+
     import aiohttp
 
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+    headers = {"Authorization": f"Bearer {token}"}
     base = f"{url}/apis/{API}/namespaces/{NS}"
-    gate = asyncio.Semaphore(32)
+    gate = asyncio.Semaphore(clients)
     writes = 0
     issued = 0
     loop = asyncio.get_running_loop()
     first = loop.time()
+    connector = aiohttp.TCPConnector(
+        ssl=ssl.create_default_context(cafile=ca) if ca else False, limit=clients + 4
+    )
 
     async def paced() -> None:
         nonlocal issued
@@ -85,7 +173,7 @@ async def _loadgen(url: str, phase: str, topics: int, connect: str, rate: float)
         if due > loop.time():
             await asyncio.sleep(due - loop.time())
 
-    async with aiohttp.ClientSession(headers=headers) as session:
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
 
         async def call(method: str, path: str, body: Any, content_type: str = "application/json") -> None:
             nonlocal writes
@@ -96,78 +184,105 @@ async def _loadgen(url: str, phase: str, topics: int, connect: str, rate: float)
                     raise RuntimeError(f"{method} {path}: {response.status} {await response.text()}")
                 writes += 1
 
-        async def items(plural: str) -> list[dict[str, Any]]:
-            async with session.get(f"{base}/{plural}") as response:
-                found: list[dict[str, Any]] = (await response.json())["items"]
-                return found
-
-        async def settled(plural: str, generation: int, count: int, timeout: float = 1800) -> float:
-            started = time.monotonic()
-            while time.monotonic() - started < timeout:
-                done = sum(
-                    1
-                    for body in await items(plural)
-                    if (body.get("status") or {}).get("observedGeneration") == generation
-                    and any(
-                        c["type"] == "Ready" and c["status"] == "True"
-                        for c in body["status"].get("conditions", [])
-                    )
-                )
-                if done >= count:
-                    return time.monotonic() - started
-                await asyncio.sleep(2.0)  # a list of 10,000 objects costs the emulator too
-            raise RuntimeError(f"{plural} not settled at generation {generation} within {timeout:g} s")
-
+        plural = "kafkaclusters" if phase == "cluster" else "kafkatopics"
+        watch = _Settling(session, base, plural)
+        await watch.start()
         names = [f"topic-{i:05d}" for i in range(topics)]
         merge = "application/merge-patch+json"
         started = time.monotonic()
-        if phase == "cluster":
-            await call("POST", "/kafkaclusters", {"apiVersion": API, "kind": "KafkaCluster",
-                                                  "metadata": {"name": "main", "namespace": NS},
-                                                  "spec": {"zookeeper": {"connect": connect}}})  # fmt: skip
-            requests_took = time.monotonic() - started
-            settle = await settled("kafkaclusters", 1, 1)
-        elif phase == "create":
-            await asyncio.gather(*(call("POST", "/kafkatopics", {
-                "apiVersion": API, "kind": "KafkaTopic", "metadata": {"name": name, "namespace": NS},
-                "spec": {"cluster": "main", "partitions": 12, "replicas": 3,
-                         "config": {"retention.ms": 604800000, "min.insync.replicas": 2}},
-            }) for name in names))  # fmt: skip
-            requests_took = time.monotonic() - started
-            settle = await settled("kafkatopics", 1, topics)
-        elif phase == "update":
-            patch = {"spec": {"config": {"retention.ms": 86400000}}}
-            await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
-            requests_took = time.monotonic() - started
-            settle = await settled("kafkatopics", 2, topics)
-        elif phase == "label":
-            patch = {"metadata": {"labels": {"team": "platform"}}}
-            await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
-            requests_took = time.monotonic() - started
-            settle = 0.0
-        else:
-            raise SystemExit(f"unknown phase {phase}")
-    return {"requests_took": requests_took, "settled_after": settle, "writes": writes}
+        try:
+            if phase == "cluster":
+                await call("POST", "/kafkaclusters", {"apiVersion": API, "kind": "KafkaCluster",
+                                                      "metadata": {"name": "main", "namespace": NS},
+                                                      "spec": {"zookeeper": {"connect": connect}}})  # fmt: skip
+                done = time.monotonic()
+                settled_at = await watch.until(1, 1)
+            elif phase == "create":
+                await asyncio.gather(*(call("POST", "/kafkatopics", {
+                    "apiVersion": API, "kind": "KafkaTopic", "metadata": {"name": name, "namespace": NS},
+                    "spec": {"cluster": "main", "partitions": 12, "replicas": 3,
+                             "config": {"retention.ms": 604800000, "min.insync.replicas": 2}},
+                }) for name in names))  # fmt: skip
+                done = time.monotonic()
+                settled_at = await watch.until(1, topics)
+            elif phase == "update":
+                patch = {"spec": {"config": {"retention.ms": 86400000}}}
+                await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
+                done = time.monotonic()
+                settled_at = await watch.until(2, topics)
+            elif phase == "label":
+                patch = {"metadata": {"labels": {"team": "platform"}}}
+                await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
+                done = settled_at = time.monotonic()
+            else:
+                raise SystemExit(f"unknown phase {phase}")
+        finally:
+            await watch.stop()
+    return {"requests_took": done - started, "settled_after": max(settled_at - done, 0.0), "writes": writes}
 
 
 # -- the operator (this process) -------------------------------------------------------------------------------------
 
 
-def _stats(url: str) -> dict[str, int]:
-    request = urllib.request.Request(f"{url}/_kto/stats", headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(request, timeout=300) as response:
-        writes: dict[str, int] = json.loads(response.read())["writes"]
-        return writes
+class EmulatorWrites:
+    """Every write the emulator took (its ``/_kto/stats``), the load generator's included."""
+
+    includes_users = True
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def writes(self) -> dict[str, int]:
+        request = urllib.request.Request(
+            f"{self.url}/_kto/stats", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        with urllib.request.urlopen(request, timeout=300) as response:
+            writes: dict[str, int] = json.loads(response.read())["writes"]
+            return writes
+
+
+class AuditedWrites:
+    """The operator's writes as the real API server's audit log records them: the requests of the operator's
+    ServiceAccount (the load generator, an admin, is not in the log), read on from where the last look ended."""
+
+    includes_users = False
+    VERBS = frozenset({"create", "update", "patch", "delete"})
+
+    def __init__(self, log: Path, username: str) -> None:
+        self.log, self.username = log, username
+        self.offset = 0
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    def writes(self) -> dict[str, int]:
+        with self.log.open("rb") as file:
+            file.seek(self.offset)
+            for line in file:
+                if not line.endswith(b"\n"):
+                    break  # half written: read it next time
+                self.offset += len(line)
+                event = json.loads(line)
+                if (
+                    event.get("user", {}).get("username") != self.username
+                    or event.get("verb") not in self.VERBS
+                ):
+                    continue
+                ref = event.get("objectRef") or {}
+                resource = ref.get("resource", "?") + (
+                    f"/{ref['subresource']}" if ref.get("subresource") else ""
+                )
+                self.counts[f"{event['verb']} {resource}"] += 1
+        return dict(self.counts)
 
 
 def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
-async def _run_loadgen(url: str, phase: str, topics: int, connect: str, rate: float) -> dict[str, Any]:
+async def _run_loadgen(phases: Phases, phase: str, connect: str) -> dict[str, Any]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--loadgen", phase, "--url", url, "--topics", str(topics), "--connect", connect,
-        "--rate", str(rate), stdout=subprocess.PIPE,
+        sys.executable, __file__, "--loadgen", phase, "--url", phases.url, "--topics", str(phases.topics),
+        "--connect", connect, "--rate", str(phases.rate), "--clients", str(phases.clients), "--token",
+        phases.token, *(("--ca", str(phases.ca)) if phases.ca else ()), stdout=subprocess.PIPE,
     )  # fmt: skip
     out, _ = await process.communicate()
     if process.returncode != 0:
@@ -253,8 +368,20 @@ def _threads_delta(before: dict[str, float], after: dict[str, float], total: flo
 
 
 class Phases:
-    def __init__(self, url: str, topics: int, rate: float = 0.0) -> None:
-        self.url, self.topics, self.rate = url, topics, rate
+    def __init__(
+        self,
+        url: str,
+        topics: int,
+        writes: EmulatorWrites | AuditedWrites,
+        *,
+        rate: float = 0.0,
+        clients: int = 32,
+        token: str = TOKEN,
+        ca: Path | None = None,
+    ) -> None:
+        self.url, self.topics, self.rate, self.clients = url, topics, rate, clients
+        self.server = writes
+        self.token, self.ca = token, ca
         self.rows: list[dict[str, Any]] = []
         self.operator: ThisProcess | OtherProcess = ThisProcess()
         """Whose CPU and memory the phases measure: this process, or the restarted ``kto run``."""
@@ -263,7 +390,7 @@ class Phases:
         """Run ``work`` (a coroutine), then wait ``at_least`` seconds and until the operator is idle (the echoes
         of its own writes and every batch done), and record its CPU and writes over that time."""
         operator = self.operator
-        before, cpu = _stats(self.url), operator.cpu()
+        before, cpu = self.server.writes(), operator.cpu()
         threads = operator.threads() if isinstance(operator, ThisProcess) else {}
         started = time.monotonic()
         result = await work
@@ -274,7 +401,7 @@ class Phases:
         by_thread = (
             _threads_delta(threads, operator.threads(), cpu) if isinstance(operator, ThisProcess) else {}
         )
-        writes = _delta(_stats(self.url), before)
+        writes = _delta(self.server.writes(), before)
         users = (result or {}).get("writes", 0)
         operator_writes = dict(writes)
         own_key = {
@@ -282,9 +409,14 @@ class Phases:
             "update": "update kafkatopics",
             "label": "update kafkatopics",
         }
-        if name in own_key:  # the load generator's own requests are not the operator's
+        if (
+            name in own_key and self.server.includes_users
+        ):  # the load generator's requests are not the operator's
             operator_writes[own_key[name]] = operator_writes.get(own_key[name], 0) - users
         operator_writes = {k: v for k, v in operator_writes.items() if v}
+        lease_writes = sum(
+            operator_writes.pop(k) for k in [k for k in operator_writes if k.endswith(" leases")]
+        )
         row = {
             "phase": name,
             "events": events,
@@ -298,6 +430,7 @@ class Phases:
             },
             "operator writes": operator_writes,
             "writes per event": round(sum(operator_writes.values()) / max(events, 1), 2),
+            "leader Lease writes": lease_writes,
             "peak RSS MB so far": operator.peak_mb(),
             "RSS MB now": operator.now_mb(),
             "process": operator.name,
@@ -459,9 +592,7 @@ async def _operator_session(
     await asyncio.sleep(2)  # login and first lists
     for phase in plan:
         events = 1 if phase == "cluster" else phases.topics
-        await phases.measure(
-            phase, events, _run_loadgen(phases.url, phase, phases.topics, connect, phases.rate)
-        )
+        await phases.measure(phase, events, _run_loadgen(phases, phase, connect))
     return stop, task
 
 
@@ -474,20 +605,12 @@ async def _main(args: argparse.Namespace) -> None:
     from topic_operator.zookeeper.znodes import TopicConfigZNode
 
     work = Path(tempfile.mkdtemp(prefix="kto-bench-operator-"))
-    crds = [*sorted((ROOT / "crds").glob("*.yaml")), ROOT / "manifests/install/02-crd-kopf-peering.yaml"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
-    api = subprocess.Popen([sys.executable, "-m", "harness.kube_api", TOKEN, "0", *map(str, crds)],
-                           stdout=subprocess.PIPE, env=env)  # fmt: skip
+    (work / "home").mkdir()
+    stack = contextlib.ExitStack()
     try:
-        assert api.stdout is not None
-        url = api.stdout.readline().decode().strip()
-        (work / "home").mkdir()
-        kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
-                      "clusters": [{"name": "c", "cluster": {"server": url}}],
-                      "users": [{"name": "u", "user": {"token": TOKEN}}],
-                      "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}  # fmt: skip
-        (work / "kubeconfig").write_text(json.dumps(kubeconfig))
-        os.environ.update(KUBECONFIG=str(work / "kubeconfig"), HOME=str(work / "home"))
+        api = stack.enter_context(_real_api(work) if args.apiserver == "real" else _emulated_api(work))
+        url = api.url
+        os.environ.update(KUBECONFIG=str(api.kubeconfig), HOME=str(work / "home"))
         with LocalZooKeeper() as zookeeper:
             admin = KazooClient(hosts=f"{zookeeper.connect_string}/kafka")
             admin.start(10)
@@ -496,16 +619,17 @@ async def _main(args: argparse.Namespace) -> None:
             register_brokers(admin, RACKS)
             connect = f"{zookeeper.connect_string}/kafka"
             settings = OperatorSettings(
-                namespaces=(NS,), peering="", metrics_port=free_port(), health_port=free_port(), listen_host="127.0.0.1",
+                namespaces=(NS,), metrics_port=free_port(), health_port=free_port(), listen_host="127.0.0.1",
                 drift_interval=args.drift_interval, material_dir=work / "material", log_level="warning",
-                **_overrides(args.setting),
+                lease_namespace=api.lease_namespace, **_overrides(args.setting),
             )  # fmt: skip
             profiler = _start_profiler(work, os.getpid()) if args.profile else None
             peak_watch = None
             if args.memory:
                 tracemalloc.start()
                 peak_watch = asyncio.create_task(_watch_for_the_peak())
-            phases = Phases(url, args.topics, args.rate)
+            phases = Phases(url, args.topics, api.writes, rate=args.rate, clients=args.clients, token=api.token,
+                            ca=api.ca)  # fmt: skip
             stop, task = await _operator_session(
                 settings, phases, ["cluster", "create", "update", "label"], connect, args.floor
             )
@@ -533,10 +657,90 @@ async def _main(args: argparse.Namespace) -> None:
             admin.stop()
             admin.close()
     finally:
-        api.kill()
-        api.wait(10)
+        stack.close()
         shutil.rmtree(work, ignore_errors=True)
     _print_summary(phases, peak, updated, args.topics)
+    if args.apiserver == "real":
+        print(f"API server (kube-apiserver and etcd) RSS at the end: {api.server_rss()}")
+
+
+class _Api:
+    """The API server the bench runs against, and how the operator and the users reach it."""
+
+    def __init__(
+        self,
+        url: str,
+        kubeconfig: Path,
+        writes: EmulatorWrites | AuditedWrites,
+        *,
+        token: str = TOKEN,
+        ca: Path | None = None,
+        lease_namespace: str = NS,
+        server: Any = None,
+    ) -> None:
+        self.url, self.kubeconfig, self.writes = url, kubeconfig, writes
+        self.token, self.ca, self.lease_namespace = token, ca, lease_namespace
+        self.server = server
+
+    def server_rss(self) -> str:
+        sizes = self.server.rss_bytes() if self.server is not None else {}
+        return ", ".join(f"{name} {size / 2**20:.0f} MB" for name, size in sizes.items())
+
+
+@contextlib.contextmanager
+def _emulated_api(work: Path) -> Any:
+    """kmock's emulator with the API server's bookkeeping, as a process of its own; the operator logs in with
+    the emulator's token."""
+    crds = sorted((ROOT / "crds").glob("*.yaml"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    api = subprocess.Popen([sys.executable, "-m", "harness.kube_api", TOKEN, "0", *map(str, crds)],
+                           stdout=subprocess.PIPE, env=env)  # fmt: skip
+    try:
+        assert api.stdout is not None
+        url = api.stdout.readline().decode().strip()
+        kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                      "clusters": [{"name": "c", "cluster": {"server": url}}],
+                      "users": [{"name": "u", "user": {"token": TOKEN}}],
+                      "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}  # fmt: skip
+        (work / "kubeconfig").write_text(json.dumps(kubeconfig))
+        yield _Api(url, work / "kubeconfig", EmulatorWrites(url))
+    finally:
+        api.kill()
+        api.wait(10)
+
+
+OPERATOR_NAMESPACE = "kafka-topic-operator"
+OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:kafka-topic-operator"
+
+
+@contextlib.contextmanager
+def _real_api(work: Path) -> Any:
+    """etcd and the real kube-apiserver (``tests/harness/real_apiserver``), ``manifests/install/`` applied
+    server-side and the bench's namespace made; the operator logs in with a TokenRequest token of the install's
+    ServiceAccount, and the users as an admin."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from harness.real_apiserver import RealApiServer, apply_install
+    from harness.server_binaries import api_server_binaries
+
+    binaries = api_server_binaries()
+    if isinstance(binaries, str):
+        raise SystemExit(f"--apiserver real: {binaries}")
+    (work / "apiserver").mkdir()
+    with RealApiServer(*binaries, work / "apiserver") as server:
+        admin = server.client()
+        apply_install(admin)
+        admin.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        token = server.service_account_token(OPERATOR_NAMESPACE, "kafka-topic-operator", seconds=86400)
+        kubeconfig = server.kubeconfig(work / "kubeconfig", token)
+        yield _Api(
+            server.url,
+            kubeconfig,
+            AuditedWrites(server.audit_log, OPERATOR_USER),
+            token=server.credentials.admin_token,
+            ca=server.credentials.ca_file,
+            lease_namespace=OPERATOR_NAMESPACE,
+            server=server,
+        )
 
 
 async def _restart_in_this_process(
@@ -792,12 +996,30 @@ def main() -> None:
         help="pace the users' requests (0: as fast as the emulator answers); 57 is the pace of the real "
         "kube-apiserver in issue 10 (10,000 creates in 176 s)",
     )
+    parser.add_argument(
+        "--apiserver",
+        choices=("kmock", "real"),
+        default="kmock",
+        help="kmock (kopf's emulator, the default) or the real kube-apiserver and etcd of ../shared/servers "
+        "(KTO_KUBE_APISERVER, KTO_ETCD), with the operator logged in as the install's ServiceAccount",
+    )
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=32,
+        help="concurrent user requests (the issue's real-server figures came from 8 client threads)",
+    )
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
+    parser.add_argument("--token", default=TOKEN, help=argparse.SUPPRESS)
+    parser.add_argument("--ca", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--connect", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.loadgen:
-        print(json.dumps(asyncio.run(_loadgen(args.url, args.loadgen, args.topics, args.connect, args.rate))))
+        result = _loadgen(
+            args.url, args.loadgen, args.topics, args.connect, args.rate, args.clients, args.token, args.ca
+        )
+        print(json.dumps(asyncio.run(result)))
         return
     asyncio.run(_main(args))
 
