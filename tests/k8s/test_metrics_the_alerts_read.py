@@ -116,3 +116,22 @@ def test_the_start_of_a_running_reassignment_is_exported_until_it_ends(
     world.run(scenario)
     assert reassignment_start(world) is None
     assert topics(world, "false", "Reassigning") == 0
+
+
+def test_a_deleted_kafkacluster_leaves_no_series_behind(world: World, cluster: dict[str, Any]) -> None:
+    """A gone cluster's last values would alert for ever: disconnected, and its drift checks stopped."""
+    other = kafka_cluster("other", cluster["spec"]["zookeeper"]["connect"])
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        await world.cluster_changed(other)
+        await world.topic_changed(kafka_topic("orders", partitions=1, replicas=1))
+        await world.tick(cluster)
+        await world.tick(other)
+        await world.cluster_deleted(cluster)
+        exposition = world.ctx.metrics.exposition().decode()
+        assert 'cluster="team-a/main"' not in exposition
+        assert 'kto_cluster_connected{cluster="team-a/other"} 1.0' in exposition
+        assert 'kto_drift_check_duration_seconds_count{cluster="team-a/other"} 1.0' in exposition
+
+    world.run(scenario)

@@ -123,3 +123,4 @@ async def forget_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> None:
     key = _key(body)
     ctx.cluster_bodies.pop(key, None)
     await ctx.clusters.remove(key)
+    ctx.metrics.forget_cluster(f"{key[0]}/{key[1]}")

@@ -122,6 +122,14 @@ class Metrics:
             with contextlib.suppress(KeyError):  # none was running
                 self.reassignment_start.remove(cluster)
 
+    def forget_cluster(self, cluster: str) -> None:
+        """Drop every series of a deleted KafkaCluster: its last values would otherwise stay exported for as long
+        as the operator runs (a ``kto_cluster_connected`` of 0 and a drift-check rate of 0, alerting for ever)."""
+        for metric in vars(self).values():
+            if isinstance(metric, Counter | Gauge | Histogram):
+                metric.remove_by_labels({"cluster": cluster})
+        self._census_labels.pop(cluster, None)
+
     def exposition(self) -> bytes:
         """The text format Prometheus scrapes."""
         return generate_latest(self.registry)
