@@ -31,21 +31,24 @@ help:
 	@echo "make lint       ruff check, ruff format --check, mypy --strict"
 	@echo "make bench      run every bench/*.py"
 	@echo "make venv       create .venv and install the project with its dev and spark extras"
-	@echo "make system-deps  Debian's zookeeper package (brings Java) and python3-venv when missing"
+	@echo "make system-deps  Debian's zookeeper (brings Java), prometheus (promtool) and python3-venv when missing"
 
 # Debian's zookeeper package provides the real server the tests and the demo start, and pulls in a JRE
-# (which Spark needs too). `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that
-# was removed but left its configuration files behind.
+# (which Spark needs too); its prometheus package provides promtool, which checks and unit-tests the alert
+# rules. `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that was removed but left
+# its configuration files behind.
 system-deps:
 	@missing=""; \
 	dpkg-query -W -f='$${Status}' zookeeper 2>/dev/null | grep -q 'ok installed' || missing="$$missing zookeeper"; \
+	dpkg-query -W -f='$${Status}' prometheus 2>/dev/null | grep -q 'ok installed' || missing="$$missing prometheus"; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 		echo "system-deps: installing Debian packages:$$missing"; \
 		$(APT_GET) update -q; \
 		$(APT_GET) install -y -q --no-install-recommends $$missing; \
 	fi; \
-	command -v java >/dev/null || { echo "system-deps: no java on PATH after installing zookeeper" >&2; exit 1; }
+	command -v java >/dev/null || { echo "system-deps: no java on PATH after installing zookeeper" >&2; exit 1; }; \
+	command -v promtool >/dev/null || { echo "system-deps: no promtool on PATH after installing prometheus" >&2; exit 1; }
 
 venv: $(INSTALL_STAMP)
 
