@@ -31,15 +31,16 @@ help:
 	@echo "make lint       ruff check, ruff format --check, mypy --strict"
 	@echo "make bench      run every bench/*.py"
 	@echo "make venv       create .venv and install the project with its dev and spark extras"
-	@echo "make system-deps  Debian's zookeeper package (brings Java) and python3-venv when missing"
+	@echo "make system-deps  Debian's zookeeper (brings Java), etcd-server, prometheus (promtool), python3-venv when missing"
 
 # Debian's zookeeper package provides the real server the tests and the demo start, and pulls in a JRE (which
 # Spark and the real Kafka brokers of ../shared/servers need too); etcd-server is the store of the real
-# kube-apiserver that the tests/real tier starts. `dpkg-query` rather than `dpkg -s`: the latter also succeeds for
-# a package that was removed but left its configuration files behind.
+# kube-apiserver that the tests/real tier starts; prometheus provides promtool, which checks and unit-tests the
+# alert rules. `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that was removed but
+# left its configuration files behind.
 system-deps:
 	@missing=""; \
-	for package in zookeeper etcd-server; do \
+	for package in zookeeper etcd-server prometheus; do \
 		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$package"; \
 	done; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
@@ -48,7 +49,8 @@ system-deps:
 		$(APT_GET) update -q; \
 		$(APT_GET) install -y -q --no-install-recommends $$missing; \
 	fi; \
-	command -v java >/dev/null || { echo "system-deps: no java on PATH after installing zookeeper" >&2; exit 1; }
+	command -v java >/dev/null || { echo "system-deps: no java on PATH after installing zookeeper" >&2; exit 1; }; \
+	command -v promtool >/dev/null || { echo "system-deps: no promtool on PATH after installing prometheus" >&2; exit 1; }
 
 venv: $(INSTALL_STAMP)
 

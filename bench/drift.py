@@ -56,7 +56,13 @@ from typing import Any
 from topic_operator.drift.arrow_stage import declared_specs
 from topic_operator.drift.cluster_drift import cluster_drift
 from topic_operator.drift.kinds import FINDING_COLUMNS, Finding
-from topic_operator.drift.outputs import ClusterSummary, plan_file_name, summary_document, summary_text
+from topic_operator.drift.outputs import (
+    ClusterSummary,
+    new_run_id,
+    plan_file_name,
+    summary_document,
+    summary_text,
+)
 from topic_operator.drift.report import ReportData, render_report
 from topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
@@ -325,9 +331,11 @@ def run_single(directory: Path, out: Path) -> dict[str, Any]:
     gc.enable()
     columns = list(zip(*(f.as_tuple() for f in findings), strict=True)) if findings else [[]] * 9
     pq.write_table(pa.table(dict(zip(FINDING_COLUMNS, columns, strict=True))), out / "drift.parquet")
+    now = datetime.datetime.now(datetime.UTC)
     document = summary_document(
         summaries,
-        generated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        run_id=new_run_id(now),
+        generated_at=now.isoformat(timespec="seconds"),
         seed=0,
         inputs={"desired": str(directory / "desired.parquet")},
         manifest_errors=[],

@@ -1,19 +1,25 @@
-"""A plan as people and programs read it: terraform-like text, and JSON with a stable schema.
+"""A plan as people and programs read it: terraform-like text, JSON with a stable schema, and Markdown for a
+pull-request comment.
 
 The JSON form is shared by ``kto plan -o json``, the operator's ``status.plan`` and the Spark drift job's
 ``plans/<cluster>.json``, so that the same plan always serialises to the same document (keys sorted, partitions
-in order, replica lists as given).
+in order, replica lists as given). The Markdown form (``kto plan -o markdown``) is as stable, so that CI can
+edit its earlier comment rather than add another, and fits GitHub's comment limit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import html
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
 import orjson
 
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.reassignment import PartitionMove
+from topic_operator.message_text import one_line
 from topic_operator.plan import (
     Action,
     AddPartitions,
@@ -26,7 +32,16 @@ from topic_operator.plan import (
     TopicStatus,
 )
 
-__all__ = ["action_to_dict", "error_to_dict", "plan_json", "plan_to_dict", "render_plan_text"]
+__all__ = [
+    "GITHUB_COMMENT_LIMIT",
+    "action_to_dict",
+    "error_to_dict",
+    "plan_json",
+    "plan_to_dict",
+    "render_plan_markdown",
+    "render_plan_text",
+    "status_counts",
+]
 
 _SYMBOL = {
     TopicStatus.CREATE: "+",
@@ -120,11 +135,15 @@ def _topic_to_dict(topic: TopicPlan) -> dict[str, Any]:
     }
 
 
+def status_counts(plan: Plan) -> dict[TopicStatus, int]:
+    """Topics per status, every status present."""
+    return {status: sum(1 for t in plan.topics if t.status is status) for status in TopicStatus}
+
+
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    counts = {status.value: sum(1 for t in plan.topics if t.status is status) for status in TopicStatus}
     return {
         "cluster": plan.cluster,
-        "summary": counts,
+        "summary": {status.value: count for status, count in status_counts(plan).items()},
         "topics": [_topic_to_dict(t) for t in plan.topics],
         "unmanaged": list(plan.unmanaged),
     }
@@ -188,10 +207,194 @@ def render_plan_text(plan: Plan, *, show_unchanged: bool = False, max_partitions
             )
         for error in topic.rejections:
             lines.append(f"    {error.kafka_class.rsplit('.', 1)[-1]}: {error.message}")
-    counts = {s: sum(1 for t in plan.topics if t.status is s) for s in TopicStatus}
-    lines.append(
-        f"plan: {counts[TopicStatus.CREATE]} to create, {counts[TopicStatus.CHANGE]} to change, "
-        f"{counts[TopicStatus.DELETE]} to delete, {counts[TopicStatus.REJECTED]} rejected, "
-        f"{counts[TopicStatus.UNCHANGED]} unchanged; {len(plan.unmanaged)} unmanaged topics in the cluster"
-    )
+    lines.append(f"plan: {_summary(plan)} in the cluster")
     return "\n".join(lines) + "\n"
+
+
+def _summary(plan: Plan) -> str:
+    counts = status_counts(plan)
+    return (
+        f"{counts[TopicStatus.CREATE]} to create, {counts[TopicStatus.CHANGE]} to change, "
+        f"{counts[TopicStatus.DELETE]} to delete, {counts[TopicStatus.REJECTED]} rejected, "
+        f"{counts[TopicStatus.UNCHANGED]} unchanged; {len(plan.unmanaged)} unmanaged topics"
+    )
+
+
+# -- Markdown ----------------------------------------------------------------------------------------------------
+
+GITHUB_COMMENT_LIMIT: Final = 65_536
+"""Characters GitHub takes in one issue or pull-request comment (GitLab takes more)."""
+
+_CUT_RESERVE: Final = 400
+"""Characters kept free for the line that says what a cut left out."""
+_MARKDOWN_SPECIAL: Final = re.compile(r"([\\`*_\[\]|~])")
+"""What Markdown reads as formatting inside a line (no line of the comment starts with text from a plan, so a
+``#`` or a ``-`` there is plain)."""
+_TABLE_STATUSES: Final = (TopicStatus.CREATE, TopicStatus.CHANGE, TopicStatus.DELETE, TopicStatus.RETAINED)
+_LEFT_OUT: Final = {
+    "error": "manifest errors",
+    "warning": "warnings",
+    "rejection": "rejections",
+    "row": "rows of the table of changes",
+    "details": "topics' details",
+}
+
+
+def _md(text: object) -> str:
+    """Text shown as written: one bounded line, HTML's and Markdown's special characters escaped, so that a
+    config value or a Kafka message can neither format the comment nor close its tags."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(one_line(str(text)), quote=False))
+
+
+def _md_value(value: object) -> str:
+    return "(none)" if value is None else _md(value)
+
+
+def _replicas(replicas: Iterable[int]) -> str:
+    return ", ".join(str(b) for b in replicas) or "(none)"
+
+
+def render_plan_markdown(
+    plan: Plan,
+    *,
+    manifest_errors: Sequence[str] = (),
+    warnings: Sequence[str] = (),
+    limit: int = GITHUB_COMMENT_LIMIT,
+    max_partitions: int = 100,
+) -> str:
+    """The plan as a pull-request comment: a hidden marker naming the cluster (which a CI step finds to edit its
+    comment), a one-line summary, the manifest errors and rejections first (with Kafka's exception and message),
+    a table of the topics that change, then each topic's details in a collapsible block: its changes before and
+    after, where new partitions go, and the reassignment with its throttle.
+
+    The same plan gives the same text. Longer than ``limit`` characters, the comment ends at the last whole item
+    that fits, with a line saying how many of each were left out; it is never refused."""
+    head = [
+        f"<!-- kto plan: cluster {_md(plan.cluster)} -->",
+        f"### kto plan: cluster `{plan.cluster}`",
+        "",
+        f"**{_md(plan.cluster)}**: {_summary(plan)}",
+    ]
+    blocks: list[tuple[str, str]] = [("", "\n".join(head))]
+    if manifest_errors:
+        blocks.append(("", "\n#### Manifest errors\n"))
+        blocks.extend(("error", f"- {_md(error)}") for error in manifest_errors)
+    if warnings:
+        blocks.append(("", "\n#### Warnings\n"))
+        blocks.extend(("warning", f"- {_md(warning)}") for warning in warnings)
+    rejected = [t for t in plan.topics if t.rejections]
+    if rejected:
+        blocks.append(("", "\n#### Rejected\n"))
+        blocks.extend(
+            (
+                "rejection",
+                f"- `{t.topic}` ({_md(t.source)}): **{e.kafka_class.rsplit('.', 1)[-1]}**: {_md(e.message)}",
+            )
+            for t in rejected
+            for e in t.rejections
+        )
+    changing = [t for t in plan.topics if t.status in _TABLE_STATUSES]
+    if changing:
+        blocks.append(
+            ("", "\n#### Changes\n\n| | topic | status | changes | declared in |\n|---|---|---|---|---|")
+        )
+        blocks.extend(("row", _table_row(t)) for t in changing)
+    shown = [t for t in plan.topics if t.status not in (TopicStatus.UNCHANGED,)]
+    if shown:
+        blocks.append(("", "\n#### Details\n"))
+        blocks.extend(("details", _details(t, max_partitions)) for t in shown)
+    return _fit(blocks, limit)
+
+
+def _table_row(topic: TopicPlan) -> str:
+    changes = "; ".join(
+        f"{_md(c.field)}: {_md_value(c.before)} → {_md_value(c.after)}" for c in topic.changes
+    )
+    return (
+        f"| `{_SYMBOL[topic.status]}` | `{topic.topic}` | {topic.status.value} | {changes or '-'} | "
+        f"{_md(topic.source) or '-'} |"
+    )
+
+
+def _details(topic: TopicPlan, max_partitions: int) -> str:
+    lines = [
+        f"<details><summary><code>{_SYMBOL[topic.status]} {topic.topic}</code>: {topic.status.value}</summary>",
+        "",
+    ]
+    if topic.source:
+        lines += [f"Declared in {_md(topic.source)}.", ""]
+    if topic.changes:
+        lines += ["| field | before | after |", "|---|---|---|"]
+        lines += [f"| {_md(c.field)} | {_md_value(c.before)} | {_md_value(c.after)} |" for c in topic.changes]
+        lines.append("")
+    for action in topic.actions:
+        if isinstance(action, CreateTopic | AddPartitions):
+            placed = action.assignment if isinstance(action, CreateTopic) else action.new_partitions
+            lines += [
+                "New partitions (replicas, the preferred leader first):",
+                "",
+                "| partition | replicas |",
+                "|---|---|",
+            ]
+            lines += [f"| {p} | {_replicas(placed[p])} |" for p in sorted(placed)[:max_partitions]]
+            lines += _more(len(placed), max_partitions, "partitions")
+        if isinstance(action, Reassign):
+            throttle = action.throttle_bytes_per_second
+            how = (
+                f"throttled at {throttle} B/s on brokers {_replicas(action.brokers)}"
+                if throttle
+                else "unthrottled"
+            )
+            lines += [
+                f"Reassignment of {len(action.moves)} partitions, {how}:",
+                "",
+                "| partition | replicas now | target | adding | removing |",
+                "|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {m.partition} | {_replicas(m.current)} | {_replicas(m.target)} | {_replicas(m.adding)} | "
+                f"{_replicas(m.removing)} |"
+                for m in action.moves[:max_partitions]
+            ]
+            lines += _more(len(action.moves), max_partitions, "partitions")
+        if isinstance(action, AlterConfig) and action.clear_broker_throttles:
+            lines += [
+                "The finished reassignment's throttle rates are removed from brokers "
+                f"{_replicas(action.clear_broker_throttles)}.",
+                "",
+            ]
+    if topic.reassigning is not None:
+        lines += [
+            f"A reassignment is in progress ({len(topic.reassigning)} partitions moving); a replica change waits "
+            "for it.",
+            "",
+        ]
+    for error in topic.rejections:
+        lines += [f"**{error.kafka_class.rsplit('.', 1)[-1]}**: {_md(error.message)}", ""]
+    return "\n".join([*lines, "</details>"])
+
+
+def _more(count: int, shown: int, what: str) -> list[str]:
+    return (
+        [f"... and {count - shown} more {what} (`kto plan -o json` lists every one).", ""]
+        if count > shown
+        else [""]
+    )
+
+
+def _fit(blocks: Sequence[tuple[str, str]], limit: int) -> str:
+    """The blocks, one per line, up to ``limit`` characters; the rest counted by kind in a last line."""
+    kept: list[str] = []
+    used = 0
+    for index, (kind, text) in enumerate(blocks):
+        if used + len(text) + 1 > limit - _CUT_RESERVE and kind:
+            left = Counter(later for later, _ in blocks[index:] if later)
+            what = ", ".join(f"{left[name]} {words}" for name, words in _LEFT_OUT.items() if left[name])
+            kept.append(
+                f"\n**Cut at the comment limit ({limit:,} characters):** left out {what}. "
+                "`kto plan -o json` has the whole plan."
+            )
+            break
+        kept.append(text)
+        used += len(text) + 1
+    return "\n".join(kept) + "\n"

@@ -10,13 +10,11 @@ from typing import Any
 import helm_python as helm
 import pytest
 import yaml
-from validation import ROOT, crd_schema, documents, problems
+from validation import CHART, ROOT, crd_schema, documents, problems, rendered_documents
 
 from topic_operator.crd.cel_rules import CelRules
 from topic_operator.k8s.settings import environment_variables
 from topic_operator.model import ReassignmentPolicy
-
-CHART = ROOT / "helm" / "kafka-topic-operator"
 
 NON_DEFAULT: dict[str, Any] = {
     "image": {"repository": "registry.example.com/kto", "tag": "1.2.3", "pullPolicy": "Always"},
@@ -27,7 +25,16 @@ NON_DEFAULT: dict[str, Any] = {
     "batching": {"linger": 1.5, "maxBatchSize": 100, "queueSize": 50, "queueWait": 2},
     "logLevel": "debug",
     "logFormat": "plain",
-    "metrics": {"port": 9100, "service": {"enabled": True, "type": "ClusterIP", "annotations": {"a": "b"}}},
+    "metrics": {
+        "port": 9100,
+        "service": {"enabled": True, "type": "ClusterIP", "annotations": {"a": "b"}},
+        "prometheusRule": {"enabled": True, "labels": {"release": "prometheus"}},
+        "grafanaDashboard": {
+            "enabled": True,
+            "annotations": {"grafana_folder": "Kafka"},
+            "namespace": "monitoring",
+        },
+    },
     "serviceMonitor": {"enabled": True, "interval": "15s", "labels": {"release": "prometheus"}},
     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
     "nodeSelector": {"kubernetes.io/os": "linux"},
@@ -49,15 +56,6 @@ NON_DEFAULT: dict[str, Any] = {
         {"name": "legacy", "zookeeper": {"connect": "old-zk:2181"}},
     ],
 }
-
-
-def render(values: dict[str, Any] | None = None) -> dict[str, str]:
-    with helm.Chart.load(CHART) as chart:
-        return chart.render(values, name="kto", namespace="kafka-topic-operator", is_install=True)
-
-
-def rendered_documents(values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    return documents(text for name, text in render(values).items() if name.endswith((".yaml", ".yml")))
 
 
 def test_lint_strict_is_clean() -> None:
@@ -98,6 +96,12 @@ def test_non_default_values_reach_the_objects() -> None:
     assert kinds.count("RoleBinding") == 3
     assert "ClusterRole" not in kinds
     assert "ServiceMonitor" in kinds
+    assert "PrometheusRule" in kinds
+    dashboard = next(d for d in docs if d["kind"] == "ConfigMap")
+    assert (dashboard["metadata"]["namespace"], dashboard["metadata"]["labels"]["grafana_dashboard"]) == (
+        "monitoring",
+        "1",
+    )
     assert [d["metadata"]["name"] for d in docs if d["kind"] == "KafkaCluster"] == ["main", "legacy"]
     legacy = next(d for d in docs if d["kind"] == "KafkaCluster" and d["metadata"]["name"] == "legacy")
     assert legacy["metadata"]["namespace"] == "kafka-topic-operator"
@@ -156,6 +160,9 @@ def _one_cluster(**fields: Any) -> dict[str, Any]:
         _one_cluster(reassignment={"throttleBytesPerSecond": "fast"}),
         _one_cluster(reassignment={"throttle": 1}),
         {"unknownKey": True},
+        {"metrics": {"prometheusRule": {"enabled": "yes"}}},
+        {"metrics": {"grafanaDashboard": {"labels": {"grafana_dashboard": 1}}}},
+        {"metrics": {"grafanaDashboard": {"namespace": "Not_A_Namespace"}}},
     ],
 )
 def test_values_schema_refuses_bad_values(bad: dict[str, Any]) -> None:

@@ -8,11 +8,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import helm_python as helm
 import jsonschema
 import kubernetes_validate
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "helm" / "kafka-topic-operator"
 KUBERNETES_VERSION = "1.30.0"
 """The oldest release the chart supports in practice (Chart.yaml says >=1.25; 1.30 has every field we use)."""
 
@@ -55,6 +57,8 @@ def problems(document: Mapping[str, Any]) -> list[str]:
             f"{kind} {'.'.join(map(str, e.absolute_path))}: {e.message}"
             for e in validator.iter_errors(dict(document))
         ]
+    if api_version == "monitoring.coreos.com/v1" and kind == "PrometheusRule":
+        return _prometheus_rule_problems(document)
     if api_version == "monitoring.coreos.com/v1":
         return _service_monitor_problems(document)
     try:
@@ -79,5 +83,28 @@ def _service_monitor_problems(document: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def _prometheus_rule_problems(document: Mapping[str, Any]) -> list[str]:
+    """The shape prometheus-operator needs around the rules; the rules themselves are promtool's to check
+    (tests/chart/test_monitoring_alerts.py)."""
+    groups = (document.get("spec") or {}).get("groups")
+    if not isinstance(groups, list) or not groups:
+        return ["PrometheusRule spec.groups must be a list of rule groups"]
+    return [
+        f"PrometheusRule spec.groups.{i}: a group needs a name and a list of rules"
+        for i, group in enumerate(groups)
+        if not isinstance(group, Mapping) or not group.get("name") or not isinstance(group.get("rules"), list)
+    ]
+
+
 def documents(texts: Iterable[str]) -> list[dict[str, Any]]:
     return [doc for text in texts for doc in yaml.safe_load_all(text) if doc]
+
+
+def render(values: dict[str, Any] | None = None) -> dict[str, str]:
+    """The chart's templates rendered by Helm's own library, by file name."""
+    with helm.Chart.load(CHART) as chart:
+        return chart.render(values, name="kto", namespace="kafka-topic-operator", is_install=True)
+
+
+def rendered_documents(values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return documents(text for name, text in render(values).items() if name.endswith((".yaml", ".yml")))

@@ -44,7 +44,7 @@ def outputs(out: Path) -> dict[str, Any]:
     table = pq.read_table(out / "drift.parquet")
     plans = {p.name: p.read_bytes() for p in sorted((out / "plans").iterdir())}
     summary = json.loads((out / "summary.json").read_text())
-    for run_specific in ("generated_at", "inputs", "timings_seconds"):
+    for run_specific in ("run_id", "generated_at", "inputs", "timings_seconds"):
         del summary[run_specific]
     for cluster in summary["clusters"]:
         cluster.pop("taken_at", None)

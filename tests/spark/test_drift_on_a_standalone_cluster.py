@@ -63,7 +63,12 @@ def _outputs(spark: SparkSession, out: Path) -> dict[str, Any]:
     )  # fmt: skip
     plans = {p.name: json.loads(p.read_text()) for p in sorted((out / "plans").iterdir())}
     summary = json.loads((out / "summary.json").read_text())
-    for run_specific in ("generated_at", "inputs", "timings_seconds"):  # when, from where, on which master
+    for run_specific in (
+        "run_id",
+        "generated_at",
+        "inputs",
+        "timings_seconds",
+    ):  # when, from where, on which master
         del summary[run_specific]
     for cluster in summary["clusters"]:
         cluster.pop("taken_at", None)  # a live read's time

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from topic_operator.drift import report
+from topic_operator.drift.history import History, run_counts
 from topic_operator.drift.kinds import Finding
 from topic_operator.drift.outputs import ClusterSummary, summary_document
 from topic_operator.drift.report import ReportData, render_report
@@ -35,7 +36,8 @@ def data() -> ReportData:
     ]
     loads = [BrokerLoad("prod", b, "r", True, n, n // 2) for b, n in ((0, 6), (1, 6), (2, 0))]
     summary = summary_document(
-        clusters, generated_at="now", seed=0, inputs={"desired": [EVIL]}, manifest_errors=[f"bad {EVIL}"],
+        clusters, run_id="20260105T100000Z-0a1b2c3d", generated_at="2026-01-05T10:00:00+00:00", seed=0,
+        inputs={"desired": [EVIL]}, manifest_errors=[f"bad {EVIL}"],
         warnings=[], timings={"reading snapshots": 1.5},
     )  # fmt: skip
     return ReportData(summary, clusters, findings, loads)
@@ -75,3 +77,28 @@ def test_broker_charts_are_capped_and_the_rest_noted(monkeypatch: pytest.MonkeyP
     assert "Broker charts are drawn for the 1 clusters with the most skew findings" in page
     assert "each of the other 1 has its broker table" in page
     assert "<td>1</td><td>-</td><td>" in page  # calm's broker table is still there
+
+
+def test_the_trend_shows_earlier_runs_and_escapes_what_came_from_outside() -> None:
+    base = data()
+    earlier = summary_document(
+        [ClusterSummary(EVIL, True, findings={"missing": 3}), ClusterSummary("prod", True, findings={"offline": 1})],
+        run_id=EVIL, generated_at="2026-01-04T10:00:00+00:00", seed=0, inputs={}, manifest_errors=[],
+        warnings=[], timings={},
+    )  # fmt: skip
+    history = History("runs/", [run_counts(earlier)], [f"runs/x/summary.json: left out of the trend: {EVIL}"])
+    page = render_report(ReportData(base.summary, base.clusters, base.findings, base.loads, history))
+    assert "<script>" not in page
+    trend = page[page.index("<h2>Drift over time</h2>") : page.index('<section id="clusters">')]
+    assert "This run and 1 earlier runs from <code>runs/</code>" in trend
+    assert trend.count('<img class="chart"') == 2
+    assert "left out of the trend: &lt;script&gt;" in trend
+    assert '<td class="n">3</td><td class="n">0</td><td class="n">-3</td>' in trend  # missing fixed on EVIL
+    assert (
+        '<td>prod</td><td><code>missing</code></td><td class="n">0</td><td class="n">1</td><td class="n">+1</td>'
+        in trend
+    )
+
+
+def test_without_history_there_is_no_trend() -> None:
+    assert "Drift over time" not in render_report(data())

@@ -90,12 +90,15 @@ def _zookeeper(connect: str, deadline: float, *, require_kafka: bool = True) -> 
         yield client
 
 
-def _declared(args: argparse.Namespace) -> tuple[ClusterSpec, list[TopicSpec], list[str]]:
+def _declared(
+    args: argparse.Namespace, *, needs_zookeeper: bool = True
+) -> tuple[ClusterSpec, list[TopicSpec], list[str]]:
     """The cluster and its topics from the manifests, and every manifest error (printed by the caller).
 
     The cluster is ``--cluster``, or the only one the topics name. Its KafkaCluster document (if given) supplies
-    the policy; ``--zookeeper`` overrides its connect string. When no cluster can be chosen, the manifest errors
-    are printed before the reason, since they are usually why (a missing file, a KafkaCluster declared twice).
+    the policy; ``--zookeeper`` overrides its connect string, which only a command that reads the cluster
+    ``needs_zookeeper`` for. When no cluster can be chosen, the manifest errors are printed before the reason,
+    since they are usually why (a missing file, a KafkaCluster declared twice).
     """
     from topic_operator.manifests.loader import load_manifests
 
@@ -106,7 +109,7 @@ def _declared(args: argparse.Namespace) -> tuple[ClusterSpec, list[TopicSpec], l
         name = _chosen_cluster(args.cluster, named, manifests.summary(), bool(errors))
         cluster = manifests.cluster(name) or ClusterSpec(name=name, zookeeper_connect="")
         connect = args.zookeeper or cluster.zookeeper_connect
-        if not connect:
+        if not connect and needs_zookeeper:
             invalid = any(
                 e.kind == "KafkaCluster" and e.name.rsplit("/", 1)[-1] == name for e in manifests.errors
             )
@@ -155,46 +158,90 @@ def _cluster_problems(state: ClusterState) -> dict[str, Any]:
     }
 
 
-def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> None:
-    """One stderr line per znode kto could not read (named with its problem), and one for a KRaft migration."""
+def _warnings(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> list[str]:
+    """One line per znode kto could not read (named with its problem), and one for a KRaft migration."""
+    found = []
     if state.kraft_migration is not None:
-        print(
-            f"warning: cluster {cluster} is migrating to KRaft ({state.kraft_migration}): kto reads and plans, "
-            "and writes nothing",
-            file=sys.stderr,
+        found.append(
+            f"cluster {cluster} is migrating to KRaft ({state.kraft_migration}): kto reads and plans, "
+            "and writes nothing"
         )
     for path, problem in state.unreadable_znodes.items():
-        print(
-            f"warning: {path} is not in a format Kafka writes, so it was left out: {problem}", file=sys.stderr
-        )
+        found.append(f"{path} is not in a format Kafka writes, so it was left out: {problem}")
     if not skip_topics:
-        for topic, problem in state.unreadable_topics.items():
-            print(f"warning: topic {topic} cannot be read: {problem}", file=sys.stderr)
+        found.extend(
+            f"topic {topic} cannot be read: {problem}" for topic, problem in state.unreadable_topics.items()
+        )
+    return found
+
+
+def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> None:
+    for warning in _warnings(state, cluster, skip_topics=skip_topics):
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 # -- plan / apply ---------------------------------------------------------------------------------------------
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from topic_operator.plan import TopicStatus
-    from topic_operator.plan_output import plan_json, render_plan_text
-    from topic_operator.reconcile import Reconciler
+    from topic_operator.plan import TopicStatus, plan
+    from topic_operator.plan_output import plan_json, render_plan_markdown, render_plan_text
     from topic_operator.zookeeper.snapshot import read_cluster
 
-    cluster, topics, errors = _declared(args)
+    cluster, topics, errors = _declared(args, needs_zookeeper=args.snapshot is None)
     _print_errors(errors, sys.stderr)
-    with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
-        state = read_cluster(client, deadline=args.deadline)
+    if args.snapshot is not None:
+        state = _snapshot_state(args.snapshot, cluster.name)
+    else:
+        with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
+            state = read_cluster(client, deadline=args.deadline)
     _warn_about(state, cluster.name)
-    result = Reconciler(client, cluster, seed=args.seed).plan(topics, state=state)
+    result = plan(topics, state, cluster, seed=args.seed)
     if args.output == "json":
         sys.stdout.write(plan_json(result, manifest_errors=errors, **_cluster_problems(state)))
+    elif args.output == "markdown":
+        warnings = _warnings(state, cluster.name)
+        sys.stdout.write(render_plan_markdown(result, manifest_errors=errors, warnings=warnings))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
     if errors or result.has_rejections:
         return EXIT_ERROR
     pending = result.has_changes or any(t.status is TopicStatus.CHANGE for t in result.topics)  # queued too
     return EXIT_CHANGES if pending else EXIT_OK
+
+
+def _snapshot_state(path: str, cluster: str) -> ClusterState:
+    """``cluster`` as a ``kto snapshot`` file holds it (``plan --snapshot``): what CI plans against without
+    reaching ZooKeeper. A file that is not a snapshot, or holds no such cluster, is refused naming it."""
+    import orjson
+
+    from topic_operator.snapshot_rows import rows_to_clusters
+
+    try:
+        lines = Path(path).read_bytes().splitlines()
+    except OSError as error:
+        raise UsageError(f"cannot read the snapshot {path!r}: {error.strerror or error}") from None
+    number = 0
+
+    def rows() -> Iterator[Any]:
+        nonlocal number
+        for number, line in enumerate(lines, 1):  # noqa: B007 (read by the error message below)
+            if line.strip():
+                yield orjson.loads(line)
+
+    try:
+        clusters = rows_to_clusters(rows())
+    except orjson.JSONDecodeError as error:
+        raise UsageError(f"snapshot {path!r}, line {number}: not JSON ({error})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        why = f"a row without the field {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
+        raise UsageError(f"snapshot {path!r}, line {number}: not a kto snapshot row ({why})") from None
+    if cluster not in clusters:
+        held = ", ".join(sorted(clusters)) or "no cluster"
+        raise UsageError(
+            f"snapshot {path!r} holds {held}, not cluster {cluster} (kto snapshot --cluster names it)"
+        )
+    return clusters[cluster]
 
 
 def _confirmed(args: argparse.Namespace) -> bool:
@@ -546,14 +593,16 @@ def _demo(args: argparse.Namespace) -> int:
 # -- parser ---------------------------------------------------------------------------------------------------
 
 
-def _add_manifest_options(command: argparse.ArgumentParser) -> None:
+def _add_manifest_options(
+    command: argparse.ArgumentParser, outputs: Sequence[str] = ("text", "json")
+) -> None:
     command.add_argument("-f", "--file", dest="files", action="append", required=True, metavar="PATH",
                          help="a manifest file or directory, or - for standard input (repeatable)")  # fmt: skip
     command.add_argument("--zookeeper", metavar="CONNECT",
                          help="ZooKeeper connect string with optional chroot, e.g. zk-0:2181,zk-1:2181/kafka "
                          "(default: the KafkaCluster's spec.zookeeper.connect)")  # fmt: skip
     command.add_argument("--cluster", metavar="NAME", help="which declared cluster (needed when several are)")
-    command.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    command.add_argument("-o", "--output", choices=outputs, default="text")
     command.add_argument(
         "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
     )
@@ -590,8 +639,11 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate)
 
     plan = commands.add_parser("plan", help="show what apply would change; exit 0 none, 2 changes, 1 errors")
-    _add_manifest_options(plan)
+    _add_manifest_options(plan, outputs=("text", "json", "markdown"))
     plan.add_argument("-v", "--verbose", action="store_true", help="list unchanged topics too")
+    plan.add_argument("--snapshot", metavar="FILE",
+                      help="plan against this kto snapshot file instead of reading ZooKeeper (CI needs no access "
+                      "to it); the file must hold the cluster planned")  # fmt: skip
     plan.set_defaults(handler=_plan)
 
     apply = commands.add_parser("apply", help="make the cluster match the manifests")

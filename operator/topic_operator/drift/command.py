@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 from topic_operator.drift.progress import Progress  # threads and a clock only: importing it costs nothing
 
 if TYPE_CHECKING:
+    from topic_operator.drift.history import History
     from topic_operator.drift.results import DriftResult
     from topic_operator.model import ClusterSpec
 
@@ -83,6 +84,10 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a Spark setting, e.g. spark.driver.memory=8g (repeatable)")  # fmt: skip
     parser.add_argument("--zookeeper-timeout", type=float, default=15.0, metavar="SECONDS",
                         help="with --clusters: how long each cluster's connection may take (default 15)")  # fmt: skip
+    parser.add_argument("--history", metavar="DIR",
+                        help="earlier runs' --out folders, one per run (e.g. --out DIR/2025-06-01 --history DIR): "
+                        "report.html gains drift over time, by kind and by cluster, and what is new or fixed since "
+                        "the previous run; a folder whose summary.json is unreadable is named and left out")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -181,6 +186,18 @@ def _run(args: argparse.Namespace) -> int:
     return _run_on_spark(args)
 
 
+def _history(args: argparse.Namespace) -> History | None:
+    """The earlier runs of ``--history``, each file left out named on stderr (never a reason to stop)."""
+    if args.history is None:
+        return None
+    from topic_operator.drift.history import read_history
+
+    history = read_history(args.history, current=Path(args.out))
+    for problem in history.left_out:
+        print(f"warning: {problem}", file=sys.stderr)
+    return history
+
+
 def _inventory(paths: Sequence[str]) -> list[ClusterSpec]:
     from topic_operator.manifests.loader import load_manifests
 
@@ -263,6 +280,7 @@ def _run_in_processes(args: argparse.Namespace) -> int:
         declared.errors,
         declared.warnings,
         source.described,
+        _history(args),
     )
     result = run_drift_in_processes(
         declared, source.directory, facts, out, seed=args.seed, processes=workers, progress=progress
@@ -307,6 +325,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
             manifest_errors=desired.errors,
             warnings=desired.warnings,
             described=source.described,
+            history=_history(args),
         )
         result = run_drift(spark, inputs, out, seed=args.seed, progress=progress)
     finally:

@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import run_cluster
+from topic_operator.drift.history import History
 from topic_operator.drift.inputs import DESIRED_COLUMNS
 from topic_operator.drift.progress import Progress
 from topic_operator.drift.results import DriftResult, FleetFacts, write_results
@@ -60,6 +61,8 @@ class DriftInputs:
     warnings: Sequence[str] = ()
     described: Mapping[str, Any] = field(default_factory=dict)
     """What went in (paths, mode), as ``summary.json`` records it."""
+    history: History | None = None
+    """Earlier runs (``--history``), for the report's trend."""
 
     @property
     def facts(self) -> FleetFacts:
@@ -70,6 +73,7 @@ class DriftInputs:
             self.manifest_errors,
             self.warnings,
             self.described,
+            self.history,
         )
 
 

@@ -7,9 +7,11 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ __all__ = [
     "SNAPSHOTS_DIR",
     "SUMMARY",
     "ClusterSummary",
+    "new_run_id",
     "plan_file_name",
     "summary_document",
     "write_text_atomically",
@@ -95,6 +98,12 @@ class ClusterSummary:
         }
 
 
+def new_run_id(now: datetime.datetime) -> str:
+    """A run's id, as ``summary.json`` records it and ``--history`` orders runs by: the UTC time to the second,
+    sortable as text, then random hex digits that keep two runs started in one second apart."""
+    return f"{now.astimezone(datetime.UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
+
+
 def _totals(counts: Sequence[Mapping[str, int]], keys: Sequence[str]) -> dict[str, int]:
     return {key: sum(c.get(key, 0) for c in counts) for key in keys}
 
@@ -102,6 +111,7 @@ def _totals(counts: Sequence[Mapping[str, int]], keys: Sequence[str]) -> dict[st
 def summary_document(
     clusters: Sequence[ClusterSummary],
     *,
+    run_id: str,
     generated_at: str,
     seed: int,
     inputs: Mapping[str, Any],
@@ -109,10 +119,12 @@ def summary_document(
     warnings: Sequence[str],
     timings: Mapping[str, float],
 ) -> dict[str, Any]:
-    """``summary.json``: fleet totals first, then every cluster, then what went in and how long it took."""
+    """``summary.json``: the run (its id and time, which order runs for ``--history``), fleet totals, then every
+    cluster, then what went in and how long it took."""
     kinds = [k.value for k in Kind]
     statuses = [s.value for s in TopicStatus]
     return {
+        "run_id": run_id,
         "generated_at": generated_at,
         "seed": seed,
         "totals": {

@@ -1,9 +1,11 @@
 """``report.html``: what a platform team reads after a drift run, as one self-contained file.
 
 Sections, in order: the fleet summary (clusters, topics, findings by severity, what the plans would do), drift by
-kind (a stacked bar chart per cluster and a table explaining each kind), an overview table of every cluster,
-then one section per cluster (its findings, errors first, and its brokers' replica and leader counts with the
-range that is not skew), manifest problems, and how the run went (inputs, phase timings).
+kind (a stacked bar chart per cluster and a table explaining each kind), with ``--history`` drift over time
+(findings by kind and by cluster across runs, as charts and tables, and what rose or fell since the previous
+run), an overview table of every cluster, then one section per cluster (its findings, errors first, and its
+brokers' replica and leader counts with the range that is not skew), manifest problems, and how the run went
+(inputs, phase timings).
 
 Charts are drawn with matplotlib's object API (no pyplot, so no global state and no display) and embedded as
 base64 PNG, so the file reads offline and can be attached to a ticket. Every text that came from outside --
@@ -25,7 +27,9 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 
+from topic_operator.drift.history import CountChange, History, RunCounts, changes_since, run_counts
 from topic_operator.drift.kinds import KIND_INFO, Finding, Kind, Severity, skew_bounds
 from topic_operator.drift.outputs import PLANS_DIR, ClusterSummary
 from topic_operator.drift.rules import BrokerLoad
@@ -36,6 +40,14 @@ MAX_CLUSTERS_IN_KIND_CHART: Final = 30
 MAX_BROKER_CHARTS: Final = 12
 """Clusters whose broker chart is drawn (the most skewed first); the others get the table only, and the page
 says so. Each chart costs about 60 ms, so this bounds the report's time on a large fleet."""
+
+MAX_RUNS_IN_TREND: Final = 30
+"""Runs the trend shows, the latest; every earlier summary stays in its folder."""
+MAX_CLUSTERS_IN_TREND: Final = 8
+"""Clusters drawn in the trend's chart by cluster (most findings now first); the table has 20."""
+_MAX_CLUSTERS_IN_TREND_TABLE: Final = 20
+_MAX_RUNS_IN_CLUSTER_TABLE: Final = 6
+_MAX_CHANGES_LISTED: Final = 50
 
 _DPI: Final = 96
 _BAR_WIDTH: Final = 0.8
@@ -75,6 +87,8 @@ class ReportData:
     findings: Sequence[Finding]
     """The findings the tables show (the job sends the first few of each cluster, errors first)."""
     loads: Sequence[BrokerLoad]
+    history: History | None = None
+    """Earlier runs (``--history``): None, no trend section."""
 
 
 def _e(value: object) -> str:
@@ -187,6 +201,59 @@ def kind_chart(clusters: Sequence[ClusterSummary]) -> str | None:
     return _png(figure)
 
 
+def _run_label(run: RunCounts) -> str:
+    return run.generated_at.strftime("%Y-%m-%d\n%H:%M")
+
+
+def trend_kind_chart(runs: Sequence[RunCounts]) -> str:
+    """Stacked bars: findings per kind in each run, oldest left."""
+    kinds = [k for k in Kind if any(r.by_kind.get(k.value) for r in runs)]
+    figure = _figure(min(14.0, 6 + 0.5 * len(runs)), 4.2)
+    axes = figure.subplots()
+    slots = range(len(runs))
+    bottom = [0] * len(runs)
+    for kind in kinds:
+        top = [b + r.by_kind.get(kind.value, 0) for b, r in zip(bottom, runs, strict=True)]
+        axes.add_collection(
+            PolyCollection(
+                _bars(slots, bottom, top, horizontal=False),
+                facecolors=_KIND_COLOURS[kind],
+                label=KIND_INFO[kind].title,
+            )
+        )
+        bottom = top
+    axes.set_xlim(-0.6, len(runs) - 0.4)
+    axes.set_ylim(0, max(*bottom, 1) * 1.08)
+    axes.set_xticks(slots, [_run_label(r) for r in runs], fontsize=7)
+    axes.set_ylabel("findings")
+    axes.set_title("Findings by kind per run", y=1.0)
+    if kinds:
+        axes.legend(loc="upper left", fontsize=7, bbox_to_anchor=(1.01, 1.0))
+    _margins(figure, left=0.7, right=2.4, top=0.4, bottom=0.7)
+    return _png(figure)
+
+
+def trend_cluster_chart(runs: Sequence[RunCounts], clusters: Sequence[str]) -> str:
+    """A line per cluster: its findings in each run (0 where a run did not have it)."""
+    figure = _figure(min(14.0, 6 + 0.5 * len(runs)), 4.2)
+    axes = figure.subplots()
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    slots = list(range(len(runs)))
+    highest = 1
+    for cluster in clusters:
+        values = [sum(r.clusters.get(cluster, {}).values()) for r in runs]
+        highest = max(highest, *values)
+        axes.plot(slots, values, marker="o", markersize=3, linewidth=1.5, label=cluster)
+    axes.set_xlim(-0.6, len(runs) - 0.4)
+    axes.set_ylim(0, highest * 1.08)
+    axes.set_xticks(slots, [_run_label(r) for r in runs], fontsize=7)
+    axes.set_ylabel("findings")
+    axes.set_title("Findings per cluster per run", y=1.0)
+    axes.legend(loc="upper left", fontsize=7, bbox_to_anchor=(1.01, 1.0))
+    _margins(figure, left=0.7, right=2.4, top=0.4, bottom=0.7)
+    return _png(figure)
+
+
 class _BrokerCharts:
     """Replicas and leaders per broker side by side, with the band of counts that is not skew.
 
@@ -279,6 +346,79 @@ def _kinds(clusters: Sequence[ClusterSummary], summary: Mapping[str, Any]) -> st
         f"{chart or ''}{note}"
         f"{_table(['kind', 'name', 'severity', 'meaning', 'findings'], rows, numeric=[4])}</section>"
     )
+
+
+def _trend(history: History, summary: Mapping[str, Any]) -> str:
+    current = run_counts(summary)
+    runs = [*history.runs, current][-MAX_RUNS_IN_TREND:]
+    parts = ['<section id="trend"><h2>Drift over time</h2>']
+    earlier = len(history.runs)
+    parts.append(
+        f"<p class=meta>This run and {earlier} earlier runs from <code>{_e(history.directory)}</code>"
+        + (f"; the latest {len(runs)} are shown" if earlier + 1 > len(runs) else "")
+        + ", ordered by the time each ran.</p>"
+    )
+    if history.left_out:
+        items = "".join(f'<li class="warning">{_e(problem)}</li>' for problem in history.left_out)
+        parts.append(f"<p>Left out of the trend:</p><ul>{items}</ul>")
+    if not history.runs:
+        parts.append("<p>No earlier run to compare with: the trend starts with this run.</p></section>")
+        return "".join(parts)
+    ranked = sorted(
+        {c for r in runs for c in r.clusters},
+        key=lambda c: (-sum(current.clusters.get(c, {}).values()), -max(sum(r.clusters.get(c, {}).values()) for r in runs), c),
+    )  # fmt: skip
+    parts.append(trend_kind_chart(runs))
+    kinds = [k.value for k in Kind if any(r.by_kind.get(k.value) for r in runs)]
+    rows = [
+        (
+            _e(r.generated_at.isoformat(timespec="seconds")), f"<code>{_e(r.run_id)}</code>", _e(r.findings),
+            *(_e(r.by_severity.get(s.value, 0)) for s in Severity), *(_e(r.by_kind.get(k, 0)) for k in kinds),
+        )
+        for r in runs
+    ]  # fmt: skip
+    headers = ["run", "id", "findings", *(s.value for s in Severity), *kinds]
+    parts.append(_table(headers, rows, numeric=range(2, len(headers))))
+    parts.append(trend_cluster_chart(runs, ranked[:MAX_CLUSTERS_IN_TREND]))
+    recent = runs[-_MAX_RUNS_IN_CLUSTER_TABLE:]
+    cluster_rows = [
+        (_e(c), *(_e(sum(r.clusters[c].values())) if c in r.clusters else "-" for r in recent))
+        for c in ranked[:_MAX_CLUSTERS_IN_TREND_TABLE]
+    ]
+    parts.append(
+        _table(["cluster", *(r.generated_at.isoformat(timespec="seconds") for r in recent)], cluster_rows,
+               numeric=range(1, len(recent) + 1))
+    )  # fmt: skip
+    if len(ranked) > _MAX_CLUSTERS_IN_TREND_TABLE:
+        parts.append(f"<p class=meta>The {_MAX_CLUSTERS_IN_TREND_TABLE} clusters with the most findings now, of {len(ranked)}.</p>")  # fmt: skip
+    previous = history.runs[-1]
+    new, fixed = changes_since(previous, current)
+    parts.append(
+        f"<h3>Since the previous run ({_e(previous.generated_at.isoformat(timespec='seconds'))}, "
+        f"<code>{_e(previous.run_id)}</code>)</h3>"
+        "<p class=meta>Counts of findings per cluster and kind that rose (new) or fell (fixed); "
+        "<code>drift.parquet</code> of each run has the findings themselves.</p>"
+    )
+    parts.append(_changes("New", new))
+    parts.append(_changes("Fixed", fixed))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _changes(title: str, changes: Sequence[CountChange]) -> str:
+    if not changes:
+        return f"<p>{_e(title)}: none.</p>"
+    rows = [
+        (_e(c.cluster), f"<code>{_e(c.kind)}</code>", _e(c.before), _e(c.now), _e(f"{c.now - c.before:+d}"))
+        for c in changes[:_MAX_CHANGES_LISTED]
+    ]
+    more = (
+        f"<p class=meta>... and {len(changes) - _MAX_CHANGES_LISTED} more.</p>"
+        if len(changes) > _MAX_CHANGES_LISTED
+        else ""
+    )
+    table = _table(["cluster", "kind", "previous run", "this run", "change"], rows, numeric=[2, 3, 4])
+    return f"<p>{_e(title)} ({len(changes)}):</p>{table}{more}"
 
 
 def _overview(clusters: Sequence[ClusterSummary]) -> str:
@@ -417,7 +557,8 @@ def render_report(data: ReportData) -> str:
         f"<h1>{_e(title)}</h1>"
         f"<p class=meta>kto drift, generated at {_e(summary.get('generated_at'))}. Findings: <code>drift.parquet</code>; "
         f"plans: <code>{PLANS_DIR}/&lt;cluster&gt;.json</code>; totals: <code>summary.json</code>.</p>"
-        f"{_fleet(summary)}{_kinds(data.clusters, summary)}{_overview(data.clusters)}"
+        f"{_fleet(summary)}{_kinds(data.clusters, summary)}"
+        f"{_trend(data.history, summary) if data.history is not None else ''}{_overview(data.clusters)}"
         f'<section id="per-cluster"><h2>Per cluster</h2>{chart_note}{sections}</section>'
         f"{_problems(summary)}{_about(summary)}"
         "</body></html>\n"

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from topic_operator.drift.arrow_schemas import FINDINGS_ARROW
 from topic_operator.drift.cluster_drift import InputProblem, Problem, SnapshotError, snapshot_error
+from topic_operator.drift.history import History
 from topic_operator.drift.kinds import FINDING_COLUMNS, Finding, Severity
 from topic_operator.drift.outputs import (
     DRIFT_TABLE,
@@ -31,6 +32,7 @@ from topic_operator.drift.outputs import (
     REPORT,
     SUMMARY,
     ClusterSummary,
+    new_run_id,
     plan_file_name,
     summary_document,
     summary_text,
@@ -58,6 +60,8 @@ class FleetFacts:
     warnings: Sequence[str] = ()
     described: Mapping[str, Any] = field(default_factory=dict)
     """What went in (paths, mode, engine), as ``summary.json`` records it."""
+    history: History | None = None
+    """Earlier runs (``--history``), for the report's trend; None: no trend section."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,15 +204,16 @@ def write_results(
     with progress.phase("writing drift.parquet"):
         _write_findings(_finding_table(table, unseen), out / DRIFT_TABLE)
     python_seconds = round(sum(int(r["micros"]) for r in rows) / 1e6, 3)
+    now = datetime.datetime.now(datetime.UTC)
+    run = (new_run_id(now), now.isoformat(timespec="seconds"))
     with progress.phase("rendering the report"):
         from topic_operator.drift.report import ReportData, render_report  # matplotlib: only when needed
 
-        summary = _summary(summaries, facts, seed, python_seconds, progress.timings)
+        summary = _summary(summaries, facts, seed, python_seconds, progress.timings, run)
         sample = _sample(rows) + unseen
-        write_text_atomically(
-            out / REPORT, render_report(ReportData(summary, summaries, sample, _loads(rows)))
-        )
-    summary = _summary(summaries, facts, seed, python_seconds, progress.timings)
+        data = ReportData(summary, summaries, sample, _loads(rows), facts.history)
+        write_text_atomically(out / REPORT, render_report(data))
+    summary = _summary(summaries, facts, seed, python_seconds, progress.timings, run)
     write_text_atomically(out / SUMMARY, summary_text(summary))
     return DriftResult(out, summary, summaries, dict(progress.timings))
 
@@ -219,10 +224,12 @@ def _summary(
     seed: int,
     python_seconds: float,
     timings: Mapping[str, float],
+    run: tuple[str, str],
 ) -> dict[str, Any]:
     return summary_document(
         clusters,
-        generated_at=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        run_id=run[0],
+        generated_at=run[1],
         seed=seed,
         inputs={**facts.described, "python_plan_seconds": python_seconds},
         manifest_errors=facts.manifest_errors,

@@ -133,3 +133,4 @@ async def forget_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> None:
     ctx.cluster_statuses.pop(key, None)
     ctx.session_heartbeats.pop(key, None)
     await ctx.clusters.remove(key)
+    ctx.metrics.forget_cluster(f"{key[0]}/{key[1]}")

@@ -21,6 +21,7 @@ from kazoo.exceptions import KazooException
 
 from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.bodies import mapping
+from topic_operator.k8s.census import topic_census
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.deletion import release_overdue
@@ -404,7 +405,8 @@ async def check_drift(
     whose owner went away). Returns how many topics drifted.
 
     Each check that completes is one observation of ``kto_drift_check_duration_seconds``; one that fails counts
-    nothing, so a rate of 0 warns that a cluster's checks stopped completing."""
+    nothing, so a rate of 0 warns that a cluster's checks stopped completing. A completed check also counts the
+    cluster's KafkaTopics by Ready condition (``census``), with the statuses it has just written."""
     started = time.monotonic()
     state = await handle.run(handle.state)
     owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
@@ -422,6 +424,7 @@ async def check_drift(
         owned.append((body, spec))
     plan = await handle.run(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
     drifted = 0
+    reverts: set[int] = set()  # ids of the bodies in ``again`` that revert drift
     for body, spec in owned:
         topic_plan = plan.for_topic(spec.name)
         ready = _ready(body)
@@ -440,6 +443,8 @@ async def check_drift(
                 reverting or spec.mode is ApplyMode.PLAN
             ):  # Plan mode: status.plan shows what a revert would do
                 again.append(body)
+                if reverting:
+                    reverts.add(id(body))
             elif rows != (body.get("status") or {}).get("drift"):
                 await _patch(ctx, body, {"drift": rows, "driftCount": len(rows)})
         elif not settled and ready.get("reason") not in _FINAL_REFUSALS:
@@ -450,12 +455,18 @@ async def check_drift(
     verdicts = await asyncio.gather(
         *(reconcile_topic(ctx, body, claims=claims, identity_of=identity_of) for body in again)
     )
+    written: dict[int, Mapping[str, Any]] = {}
     for body, verdict in zip(again, verdicts, strict=True):
         ctx.metrics.reconciles.labels(handle.label, verdict.result).inc()
+        if id(body) in reverts and verdict.result == TopicOutcome.APPLIED.value:
+            ctx.metrics.drift_reverted.labels(handle.label).inc()
         if verdict.status and not same_status(body.get("status"), verdict.status):
             await _patch(ctx, body, verdict.status)
+            written[id(body)] = verdict.status
             for event in verdict.events:
                 ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
+    census = topic_census(written.get(id(body), body.get("status")) for body in bodies)
+    ctx.metrics.record_census(handle.label, census)
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted
 
