@@ -257,7 +257,7 @@ class World:
             try:
                 await scenario()
             finally:
-                await self.ctx.clusters.close()
+                await self.ctx.clusters.remove_all()
 
         asyncio.run(main())
 

@@ -317,7 +317,12 @@ class ClusterRegistry:
             await self._drop(key)
 
     async def close(self) -> None:
+        """The operator is stopping: close every session, and open none from now on."""
         self.closed = True
+        await self.remove_all()
+
+    async def remove_all(self) -> None:
+        """Close every session (the registry stays open: a test's next event loop connects again)."""
         for key in list(self._handles):
             await self.remove(key)
 
