@@ -26,12 +26,14 @@ from topic_operator.zookeeper.znodes import TopicZNode
 pytestmark = [pytest.mark.zookeeper, pytest.mark.slow, pytest.mark.timeout(180)]
 
 DEADLINE = 3.0
-SLACK = 10.0
-"""Seconds past the deadline the batch's KafkaTopics may take to be answered, on a loaded 2-core machine."""
+BATCH_SLACK = 3.0
+"""Seconds past the deadline a batch may run before it ends: the engine stops waiting at the deadline, and then
+reports each topic's outcome."""
 TOPICS = 450
+RETRIED_AT_ONCE = 50
 BATCH = 150
 """Three batches: the fault lands in the first; the next ones meet a dead server. Each batch is bounded by the
-deadline, so the last KafkaTopic is answered within three deadlines and the slack."""
+deadline."""
 
 
 @pytest.fixture
@@ -68,6 +70,7 @@ def test_a_long_outage_mid_batch_answers_within_the_deadline_and_spares_the_othe
         liveness = Liveness(world.ctx.settings.stuck_after)
         killed, done = threading.Event(), threading.Event()
         timings: dict[str, float] = {}
+        spared_first: list[bool] = []
 
         async def scenario() -> None:
             await world.cluster_changed(doomed)
@@ -76,17 +79,28 @@ def test_a_long_outage_mid_batch_answers_within_the_deadline_and_spares_the_othe
                 target=_fault_when_writing, args=(server, fault, connect, killed, done), daemon=True
             )
             killer.start()
-            started = time.monotonic()
             batch = asyncio.gather(*(world.topic_changed(t) for t in topics), return_exceptions=True)
+            handle = world.ctx.clusters.get(("team-a", "doomed"))
+            assert handle is not None
+
+            async def longest_batch() -> None:
+                # Each batch is bounded by the deadline, however long the whole burst takes on a loaded machine.
+                while not batch.done():
+                    timings["longest batch"] = max(
+                        timings.get("longest batch", 0.0), handle.batcher.running_for()
+                    )
+                    await asyncio.sleep(0.05)
+
+            watching = asyncio.create_task(longest_batch())
             while not killed.is_set():
                 await asyncio.sleep(0.01)
-            # While the doomed cluster's batch waits on a dead server, the other cluster carries on.
-            other_started = time.monotonic()
+            # While the doomed cluster's batch waits on a dead server, the other cluster carries on: its topics
+            # are answered before the doomed batch is (the event meant, not a time that holds on an idle machine).
             for topic in spared:
                 await world.topic_changed(topic)
-            timings["other"] = time.monotonic() - other_started
+            spared_first.append(not batch.done())
             answers = await batch
-            timings["doomed"] = time.monotonic() - started
+            await watching
             done.set()
             assert liveness.check(world.ctx.clusters.handles())[0], "a bounded batch is never stuck"
             retried = [t for t, a in zip(topics, answers, strict=True) if isinstance(a, kopf.TemporaryError)]
@@ -96,23 +110,28 @@ def test_a_long_outage_mid_batch_answers_within_the_deadline_and_spares_the_othe
                 assert (ready(topic)["status"], ready(topic)["reason"]) == ("False", "ClusterUnavailable")
 
             server.restart() if fault == "kill" else server.resume()
-            await world.tick(doomed)  # the timer reconnects the cluster (its old client may have given up)
-            for _ in range(3):  # kopf's retries, all at once as kopf runs them
+            await world.tick(doomed)  # the cluster's round reconnects it (its old client may have given up)
+            retrying_until = time.monotonic() + 120
+            while retried:  # kopf's retries, as kopf spreads them, until every topic is through
+                assert time.monotonic() < retrying_until, f"{len(retried)} topics still retried after 120 s"
+                # A few dozen at a time: a batch of 150 topics can take longer than this test's 3 s deadline on a
+                # loaded machine, and would then be retried as an outage again and again.
+                group = retried[:RETRIED_AT_ONCE]
                 answers = await asyncio.gather(
-                    *(world.topic_changed(t) for t in retried), return_exceptions=True
+                    *(world.topic_changed(t) for t in group), return_exceptions=True
                 )
-                retried = [
-                    t for t, a in zip(retried, answers, strict=True) if isinstance(a, kopf.TemporaryError)
+                failed = [
+                    t for t, a in zip(group, answers, strict=True) if isinstance(a, kopf.TemporaryError)
                 ]
-                if not retried:
-                    break
-                await asyncio.sleep(1.0)
-                await world.tick(doomed)
+                retried = retried[RETRIED_AT_ONCE:] + failed
+                if failed:
+                    await asyncio.sleep(1.0)
+                    await world.tick(doomed)
 
         world.run(scenario)
 
-        assert timings["doomed"] < 3 * DEADLINE + SLACK, timings
-        assert timings["other"] < DEADLINE, timings
+        assert 0 < timings["longest batch"] < DEADLINE + BATCH_SLACK, timings
+        assert spared_first == [True], "the other cluster waited for the doomed one's batch"
         assert all(ready(t)["reason"] in ("Created", "InSync") for t in topics), [ready(t) for t in topics]
         assert all(ready(t)["reason"] == "Created" for t in spared)
         with connected(connect) as check:
