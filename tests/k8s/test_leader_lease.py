@@ -8,13 +8,21 @@ import asyncio
 import copy
 import datetime
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topic_operator.k8s.leadership import LeaderElector, LeaseConflictError, LeaseKeeper, LeaseTimings
+from topic_operator.k8s.leadership import (
+    ACCESS_GRACE,
+    LeaderElector,
+    LeaseAccessError,
+    LeaseConflictError,
+    LeaseKeeper,
+    LeaseTimings,
+)
 
 TIMINGS = LeaseTimings(duration=10.0, renew_deadline=7.0, retry_period=2.0)
 
@@ -39,10 +47,17 @@ class MemoryLeases:
         self.down: set[str] = set()
         """Identities whose requests fail (their API server is unreachable)."""
         self.caller = ""
+        self.refusals = 0
+        """How many requests to refuse with 403 from now (an API server whose authorizer is not ready yet)."""
+        self.on_request: Callable[[], None] = lambda: None
 
     def _check(self) -> None:
+        self.on_request()
         if self.caller in self.down:
             raise ConnectionError("the API server is unreachable")
+        if self.refusals:
+            self.refusals -= 1
+            raise LeaseAccessError('leases.coordination.k8s.io "kto" is forbidden')
 
     async def get_lease(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         self._check()
@@ -157,6 +172,42 @@ def test_keep_returns_when_renewals_fail_for_the_renew_deadline() -> None:
     took = asyncio.run(scenario())
     assert 0.1 < took < 1.0
     assert not elector.holds()
+
+
+QUICK = LeaseTimings(duration=15.0, renew_deadline=10.0, retry_period=0.02)
+"""Real sleeps of 10 ms; the clock the elector reads moves with each request."""
+
+
+def _acquire_with_refusals(refusals: int, *, granted_before: bool, seconds_per_request: float) -> float:
+    """``acquire`` against an API server refusing the first ``refusals`` requests; each request moves the
+    elector's clock by ``seconds_per_request``. The seconds of that clock it took."""
+    clock, leases = Clock(), MemoryLeases()
+    leases.caller, leases.refusals = "a", refusals
+
+    def tick() -> None:
+        clock.now += seconds_per_request
+
+    leases.on_request = tick
+    elector = LeaderElector(leases, "ops", "kto", "a", QUICK, monotonic=clock, granted_before=granted_before)
+    started = clock.now
+    asyncio.run(asyncio.wait_for(elector.acquire(), 10))
+    assert elector.holds()
+    return clock.now - started
+
+
+def test_a_replica_refused_the_lease_from_its_start_gives_up_at_once() -> None:
+    with pytest.raises(LeaseAccessError, match="forbidden"):
+        _acquire_with_refusals(1, granted_before=False, seconds_per_request=1.0)
+
+
+def test_a_replica_that_held_the_lease_retries_refusals_of_an_api_server_still_starting() -> None:
+    took = _acquire_with_refusals(5, granted_before=True, seconds_per_request=1.0)
+    assert took >= 5
+
+
+def test_a_replica_that_held_the_lease_gives_up_when_refusals_last_the_grace() -> None:
+    with pytest.raises(LeaseAccessError, match="forbidden"):
+        _acquire_with_refusals(10_000, granted_before=True, seconds_per_request=ACCESS_GRACE / 10)
 
 
 def test_release_hands_over_at_once() -> None:

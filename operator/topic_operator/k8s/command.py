@@ -59,7 +59,7 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--lease-namespace", "lease_namespace", str, "its namespace (default: the pod's own)"),
     ("--lease-duration", "lease_duration", float, "seconds without a renewal before a standby takes the Lease"),
     ("--lease-renew-deadline", "lease_renew_deadline", float, "seconds without a renewal before the leader stops "
-     "writing and exits"),
+     "writing and stands by again"),
     ("--lease-retry-period", "lease_retry_period", float, "seconds between the leader's renewals"),
     ("--peering", "peering", str, "a kopf peering object to join ('' (default): none)"),
     ("--priority", "priority", int, "kopf peering priority of this replica (default: random)"),
@@ -140,13 +140,23 @@ def run_operator(settings: OperatorSettings) -> int:
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     from lightkube.core.exceptions import ConfigError
 
+    identity = _identity()  # one per process: a replica that stood down takes its own Lease back at once
+    stood_down = False
     try:
-        asyncio.run(operate(settings))
+        while True:
+            try:
+                asyncio.run(operate(settings, identity=identity, granted_before=stood_down))
+                break
+            except LeadershipLostError as error:
+                stood_down = True
+                # Its writers stopped at the renew deadline and kopf stopped: wait as a standby again, in this
+                # process (a pod restart would do the same, only slower).
+                logger.warning("%s; waiting for the Lease again as a standby", error)
     except (kopf.LoginError, ConfigError) as error:
         # No credentials anywhere kopf looks (kubeconfig, service account, client libraries): one line, exit 1.
         print(f"kto run: cannot log in to the Kubernetes API: {_first_line(error)}", file=sys.stderr)
         return 1
-    except (StartupError, LeadershipLostError) as error:
+    except StartupError as error:
         print(f"kto run: {error}", file=sys.stderr)
         return 1
     return 0
@@ -172,15 +182,21 @@ def _first_line(error: BaseException) -> str:
 
 
 async def operate(
-    settings: OperatorSettings, stop_flag: asyncio.Event | None = None, registry: Any = None
+    settings: OperatorSettings,
+    stop_flag: asyncio.Event | None = None,
+    registry: Any = None,
+    *,
+    identity: str | None = None,
+    granted_before: bool = False,
 ) -> None:
     """What ``kto run`` runs in its event loop (the benchmark runs it too): until SIGTERM/SIGINT or ``stop_flag``.
     ``registry`` replaces the operator's handlers (the benchmark measures kopf's own floor with minimal ones).
 
     With leader election (the default), a replica serves its probes at once and waits, as a standby, until it
     holds the Lease; only then does kopf start. It keeps renewing; if it cannot for ``lease_renew_deadline``,
-    its writers stop and it exits (``LeadershipLostError``) to start again as a standby. A clean stop releases
-    the Lease."""
+    its writers stop, kopf stops and ``LeadershipLostError`` says so (``kto run`` then waits as a standby again,
+    in the same process, with the same identity, and ``granted_before``: a refusal to read the Lease is then
+    retried a while, see ``LeaderElector.acquire``). A clean stop releases the Lease."""
     import kopf
     from lightkube.core.exceptions import ConfigError
 
@@ -204,7 +220,14 @@ async def operate(
             settings.lease_duration, settings.lease_renew_deadline, settings.lease_retry_period
         )
         namespace = settings.lease_namespace or _pod_namespace() or api.default_namespace()
-        elector = LeaderElector(api, namespace, settings.lease_name, _identity(), timings)
+        elector = LeaderElector(
+            api,
+            namespace,
+            settings.lease_name,
+            identity or _identity(),
+            timings,
+            granted_before=granted_before,
+        )
     if settings.peering:
         try:
             await api.ensure_peering(settings.peering, settings.namespaces)
@@ -272,7 +295,7 @@ async def operate(
     if lost:
         raise LeadershipLostError(
             f"lost the leader Lease {elector.label if elector else ''}: not renewed for "
-            f"{settings.lease_renew_deadline:g} s; exiting so that this replica starts again as a standby"
+            f"{settings.lease_renew_deadline:g} s; this replica stopped writing"
         )
 
 

@@ -8,9 +8,9 @@ API server but not ZooKeeper goes on writing, because nothing tells it to stop. 
   ``duration`` seconds (by its own clock: the renewal time written in the Lease is never compared with it, so
   clocks may differ), checking twice per ``retry_period``;
 - the holder stops writing as soon as it has not renewed for ``renew_deadline`` (< ``duration``): the
-  ZooKeeper writers ask ``holds()`` before each transaction (``FencedError`` after), and the process exits, so
-  Kubernetes restarts it as a standby. Two replicas never write at the same time: the standby cannot take the
-  Lease before ``duration`` has passed since the last renewal it saw, and the old holder stopped by
+  ZooKeeper writers ask ``holds()`` before each transaction (``FencedError`` after), kopf stops, and the replica
+  waits as a standby again (in the same process: ``kto run`` runs the operator again). Two replicas never write
+  at the same time: the standby cannot take the Lease before ``duration`` has passed since the last renewal it saw, and the old holder stopped by
   ``renew_deadline`` after its own last renewal, which was no later;
 - a replica that exits cleanly (SIGTERM) releases the Lease, so a rolling update hands over at once;
 - the holder renews from a thread of its own, with an event loop and an API client of its own
@@ -34,9 +34,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["LeaderElector", "LeaseApi", "LeaseConflictError", "LeaseTimings"]
+__all__ = ["ACCESS_GRACE", "LeaderElector", "LeaseApi", "LeaseConflictError", "LeaseTimings"]
 
 logger = logging.getLogger(__name__)
+
+ACCESS_GRACE = 30.0
+"""Seconds a replica that could read the Lease before keeps retrying refusals (401, 403) before it gives up: a
+kube-apiserver v1.32 just restarted answered 403 to the operator's ServiceAccount for its first moments."""
 
 
 class LeaseConflictError(Exception):
@@ -68,7 +72,7 @@ class LeaseTimings:
     duration: float = 10.0
     """Seconds without a renewal after which a standby takes the Lease."""
     renew_deadline: float = 7.0
-    """Seconds without a successful renewal after which the holder stops writing and exits."""
+    """Seconds without a successful renewal after which the holder stops writing (and stands by again)."""
     retry_period: float = 2.0
     """Seconds between the holder's renewals; a standby looks twice as often."""
 
@@ -102,6 +106,7 @@ class LeaderElector:
         *,
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime.datetime] = _utc_now,
+        granted_before: bool = False,
     ) -> None:
         self.api = api
         """Bound to the event loop it is used in: ``LeaseKeeper`` gives the elector one of its thread's own."""
@@ -116,6 +121,9 @@ class LeaderElector:
         self._problem = ""
         self.seen = False
         """The Lease could be read (or created) at least once: the API answers and RBAC lets us."""
+        self.granted_before = granted_before
+        """This process held the Lease before (it stood down): a refusal now is more likely an API server still
+        starting (its authorizer answers 403 until its caches fill) than RBAC gone, so it is retried a while."""
 
     @property
     def label(self) -> str:
@@ -197,8 +205,29 @@ class LeaderElector:
 
     async def acquire(self) -> None:
         """Until this replica holds the Lease. ``LeaseAccessError`` (credentials, RBAC) ends the wait: a standby
-        that may not read the Lease would never take over."""
-        while not await self._attempt(fatal=(LeaseAccessError,)):
+        that may not read the Lease would never take over. Only after ``ACCESS_GRACE`` seconds of refusals, though,
+        for a replica that could read it before (in this process): a kube-apiserver just restarted refuses
+        everything with 403 until its authorizer has read the RBAC objects."""
+        refused_since: float | None = None
+        while True:
+            try:
+                if await self._attempt(fatal=(LeaseAccessError,)):
+                    return
+                refused_since = None
+            except LeaseAccessError as error:
+                now = self._monotonic()
+                if not (self.seen or self.granted_before):
+                    raise
+                if refused_since is None:
+                    refused_since = now
+                    logger.warning(
+                        "leader lease %s: refused (%s); retrying for up to %g s: this replica could read it before",
+                        self.label,
+                        str(error).splitlines()[0],
+                        ACCESS_GRACE,
+                    )
+                elif now - refused_since >= ACCESS_GRACE:
+                    raise
             await asyncio.sleep(self.timings.retry_period / 2)
 
     async def keep(self) -> None:
@@ -209,7 +238,7 @@ class LeaderElector:
             while not await self._attempt():
                 if not self.holds():
                     logger.error(
-                        "lost the leader lease %s: not renewed for %g s; writing stops and the process exits",
+                        "lost the leader lease %s: not renewed for %g s; writing stops, this replica stands by again",
                         self.label,
                         self.timings.renew_deadline,
                     )
