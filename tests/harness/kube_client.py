@@ -71,7 +71,15 @@ class KubeClient:
         self._context = ssl.create_default_context(cafile=str(ca_file)) if ca_file is not None else None
         self._resources: dict[tuple[str, str], tuple[str, bool]] = {}
 
-    def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        *,
+        timeout: float | None = None,
+    ) -> Any:
         """One request; the decoded answer, or ``KubeApiError`` with the status and body."""
         if body is None:
             data = None
@@ -83,7 +91,9 @@ class KubeClient:
         request.add_header("Authorization", f"Bearer {self._token}")
         request.add_header("Content-Type", content_type)
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout, context=self._context) as response:
+            with urllib.request.urlopen(
+                request, timeout=timeout or self._timeout, context=self._context
+            ) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as error:
             raise KubeApiError(error.code, error.read().decode(errors="replace")) from None
@@ -122,6 +132,13 @@ class KubeClient:
 
     def delete(self, api_version: str, plural: str, namespace: str | None, name: str) -> Any:
         return self.call("DELETE", self.path(api_version, plural, namespace, name))
+
+    def delete_collection(
+        self, api_version: str, plural: str, namespace: str, *, timeout: float = 120
+    ) -> Any:
+        """Every object of ``plural`` in ``namespace`` in one request (``kubectl delete --all``'s deletecollection:
+        the server deletes them, with no round trip per object)."""
+        return self.call("DELETE", self.path(api_version, plural, namespace), timeout=timeout)
 
     def resource(self, api_version: str, kind: str) -> tuple[str, bool]:
         """A kind's plural and whether it is namespaced, from the server's discovery (as kubectl maps them)."""

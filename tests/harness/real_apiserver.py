@@ -39,6 +39,14 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from harness.kube_client import KubeClient, write_kubeconfig
 from topic_operator.zookeeper.local_server import free_port
 
+OPERATOR_NAMESPACE = "kafka-topic-operator"
+OPERATOR_ACCOUNT = "kafka-topic-operator"
+"""The namespace and ServiceAccount ``manifests/install/`` runs the operator as."""
+
+AS_DEPLOYED = {"KTO_LEASE_NAMESPACE": OPERATOR_NAMESPACE}
+"""What the install's Deployment sets beside the defaults that a process outside a pod must be told: the leader
+Lease lives in the operator's namespace (the downward API gives the pod its own)."""
+
 __all__ = [
     "Credentials",
     "RealApiServer",

@@ -16,20 +16,19 @@ from typing import Any
 
 import pytest
 
-from harness.kube_client import KubeApiError, KubeClient
+from harness.kto_objects import remove_kto_objects
+from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
-from harness.real_apiserver import RealApiServer, apply_install
+from harness.real_apiserver import (
+    AS_DEPLOYED,
+    OPERATOR_ACCOUNT,
+    OPERATOR_NAMESPACE,
+    RealApiServer,
+    apply_install,
+)
 from harness.real_kafka import KafkaBrokers
 from harness.server_binaries import api_server_binaries, kafka_distributions
 from topic_operator.zookeeper.local_server import LocalZooKeeper
-
-OPERATOR_NAMESPACE = "kafka-topic-operator"
-OPERATOR_ACCOUNT = "kafka-topic-operator"
-KTO_API = "kto.dev/v1alpha1"
-
-AS_DEPLOYED = {"KTO_LEASE_NAMESPACE": OPERATOR_NAMESPACE}
-"""What the install's Deployment sets beside the defaults that a process outside a pod must be told: the leader
-Lease lives in the operator's namespace (the downward API gives the pod its own)."""
 
 DISTRIBUTIONS, NO_KAFKA = kafka_distributions()
 
@@ -55,18 +54,6 @@ def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServe
 def kube(apiserver: RealApiServer) -> KubeClient:
     """The admin's client (``system:masters``): what a platform engineer's kubectl does."""
     return apiserver.client()
-
-
-def remove_kto_objects(kube: KubeClient, namespace: str) -> None:
-    """Delete every KafkaTopic and KafkaCluster of ``namespace``, finalizers stripped first: their operator may be
-    gone, and a later operator watching every namespace must not find them (their ZooKeeper is gone too)."""
-    for plural in ("kafkatopics", "kafkaclusters"):
-        for body in kube.list(KTO_API, plural, namespace):
-            name = body["metadata"]["name"]
-            with contextlib.suppress(KubeApiError):
-                if body["metadata"].get("finalizers"):
-                    kube.patch(KTO_API, plural, namespace, name, {"metadata": {"finalizers": None}})
-                kube.delete(KTO_API, plural, namespace, name)
 
 
 @pytest.fixture
@@ -159,3 +146,23 @@ def pytest_runtest_makereport(
             text = path.read_text(errors="replace").splitlines()[-150:]
             report.sections.append((f"{path.name} (last {len(text)} lines)", "\n".join(text)))
     return report
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line saying whether the real-server tier ran, and against what (or why it was skipped)."""
+    reports = [r for kind in ("passed", "failed", "skipped") for r in terminalreporter.stats.get(kind, [])]
+    ours = [r for r in reports if "tests/real/" in r.nodeid and r.when in ("call", "setup")]
+    if not ours:
+        return
+    skipped = [r for r in ours if r.skipped]
+    if skipped and len(skipped) == len({r.nodeid for r in ours}):
+        reasons = sorted(
+            {str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else str(r.longrepr) for r in skipped}
+        )
+        terminalreporter.write_line(f"real-server tier: skipped ({'; '.join(reasons)})")
+        return
+    kafka = ", ".join(d.version for d in DISTRIBUTIONS) or "none found"
+    terminalreporter.write_line(
+        f"real-server tier: {len({r.nodeid for r in ours}) - len(skipped)} tests ran against a real kube-apiserver "
+        f"and Kafka {kafka}; {len(skipped)} skipped"
+    )

@@ -17,11 +17,10 @@ import pytest
 import yaml
 from kazoo.client import KazooClient
 
-from conftest import AS_DEPLOYED
 from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import start_operator
-from harness.real_apiserver import RealApiServer
+from harness.real_apiserver import AS_DEPLOYED, RealApiServer
 from harness.zookeeper import ZkChroot
 
 pytestmark = pytest.mark.timeout(150)

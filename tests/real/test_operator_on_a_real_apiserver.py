@@ -14,18 +14,19 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from conftest import AS_DEPLOYED
 from harness.kto_objects import (
     KTO_API,
     events_of,
     kafka_cluster,
     kafka_topic,
     ready,
+    remove_kto_objects,
     wait_cluster_ready,
     wait_topic,
 )
 from harness.kube_client import KubeClient
 from harness.operator_process import TEST_SETTINGS, Operator, start_operator
+from harness.real_apiserver import AS_DEPLOYED
 from harness.zookeeper import ZkChroot
 from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode
 
@@ -178,8 +179,6 @@ def test_the_older_of_two_declarations_in_two_namespaces_owns_the_topic(
         assert _partitions(kafka_zk, "orders") == 3
         assert events_of(kube, other, "orders") == [("Warning", "Conflict")]
     finally:
-        from conftest import remove_kto_objects
-
         remove_kto_objects(kube, other)
 
 
