@@ -165,6 +165,9 @@ class TopicState:
     unreadable_partition_states: Mapping[int, str] = field(default_factory=dict)
     """Partitions whose state znode is not in a format Kafka writes (partition -> problem): their leader and ISR
     are unknown, not absent. Only filled when partition states were asked for."""
+    created_ms: int | None = field(default=None, compare=False)
+    """When the topic znode was created (ZooKeeper's ``ctime``, ms since the epoch; None when not read, as from a
+    snapshot file): tells a topic that appeared after its KafkaTopic was declared from one that was there before."""
 
     @property
     def partition_count(self) -> int:

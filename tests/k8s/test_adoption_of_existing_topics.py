@@ -4,6 +4,7 @@ would change, with nothing written. Against a real ZooKeeper."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -15,6 +16,13 @@ from harness.states import cluster_spec, spec
 from topic_operator.reconcile import Reconciler
 
 pytestmark = pytest.mark.zookeeper
+
+
+def _declared_after_it() -> str:
+    """A creationTimestamp after the topic existed (whole seconds, as the API server stamps it): the KafkaTopic
+    was declared for a topic that was already there."""
+    later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=1)
+    return later.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _assignment(kafka_zk: KazooClient, topic: str) -> dict[str, list[int]]:
@@ -36,7 +44,9 @@ def test_an_existing_topic_is_adopted_grown_and_reconfigured_but_never_re_placed
         [spec("legacy", 3, 2, {"retention.ms": "1000"}), spec("scripted", 1, 1)]
     )
     placed = _assignment(kafka_zk, "legacy")
-    legacy = kafka_topic("legacy", partitions=6, replicas=2, config={"retention.ms": 2000})
+    legacy = kafka_topic(
+        "legacy", partitions=6, replicas=2, config={"retention.ms": 2000}, created=_declared_after_it()
+    )
 
     async def scenario() -> None:
         await world.cluster_changed(cluster)
@@ -68,7 +78,9 @@ def test_a_topic_already_as_declared_is_adopted_with_nothing_written(
 ) -> None:
     Reconciler(kafka_zk, cluster_spec()).apply([spec("legacy", 2, 1, {"cleanup.policy": "compact"})])
     before = _versions(kafka_zk, "legacy")
-    legacy = kafka_topic("legacy", partitions=2, replicas=1, config={"cleanup.policy": "compact"})
+    legacy = kafka_topic(
+        "legacy", partitions=2, replicas=1, config={"cleanup.policy": "compact"}, created=_declared_after_it()
+    )
 
     async def scenario() -> None:
         await world.cluster_changed(cluster)
@@ -120,3 +132,26 @@ def test_a_topic_the_operator_created_is_created_not_adopted(
     world.run(scenario)
     assert ready(fresh)["reason"] == "Created"
     assert world.kube.events_of("fresh") == [("Normal", "Created")]
+
+
+def test_a_topic_created_by_an_attempt_whose_record_was_lost_is_said_created_once_with_nothing_written(
+    world: World, cluster: dict[str, Any], kafka_zk: KazooClient
+) -> None:
+    # The KafkaTopic was declared, an attempt created its topic, and the status and Event of that attempt never
+    # landed (the API server went away, the leader Lease was lost): the topic is younger than the KafkaTopic,
+    # which has no status at all.
+    fresh = kafka_topic("fresh", partitions=2, replicas=1, config={"retention.ms": 5000})
+    Reconciler(kafka_zk, cluster_spec()).apply([spec("fresh", 2, 1, {"retention.ms": "5000"})])
+    before = _versions(kafka_zk, "fresh")
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        await world.topic_changed(fresh)
+        assert (ready(fresh)["status"], ready(fresh)["reason"]) == ("True", "Created")
+        assert "the status of the attempt that created it was lost" in ready(fresh)["message"]
+        await world.topic_changed(fresh)  # said once
+        assert ready(fresh)["reason"] == "Created"
+
+    world.run(scenario)
+    assert world.kube.events_of("fresh") == [("Normal", "Created")]
+    assert _versions(kafka_zk, "fresh") == before

@@ -34,6 +34,7 @@ __all__ = [
     "drift_rows",
     "plan_items",
     "ready_for_outcome",
+    "recovered_creation_ready",
     "rejection_reason",
     "same_status",
     "summarize_changes",
@@ -207,6 +208,17 @@ def adopted_ready(ready: Condition, topic_plan: TopicPlan) -> Condition:
     else:
         message = f"Adopted existing topic {topic}: it already matched the declaration, nothing was changed"
     return Condition(READY, True, Reason.ADOPTED, _cut(message))
+
+
+def recovered_creation_ready(topic_plan: TopicPlan) -> Condition:
+    """The Ready condition of a KafkaTopic finding the topic its own earlier attempt created, after that attempt's
+    status and Event were lost (the API server or the leader Lease went away between the write to ZooKeeper and
+    the record in Kubernetes): Created, said once, as the lost attempt would have."""
+    topic = topic_plan.topic
+    message = f"Created topic {topic} (the status of the attempt that created it was lost; recorded now)"
+    if topic_plan.changes:
+        message += f": then {summarize_changes(topic_plan.changes)}"
+    return Condition(READY, True, Reason.CREATED, _cut(message))
 
 
 def topic_status(

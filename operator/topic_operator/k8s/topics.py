@@ -32,6 +32,7 @@ from topic_operator.k8s.status import (
     drift_rows,
     plan_items,
     ready_for_outcome,
+    recovered_creation_ready,
     same_status,
     summarize_changes,
     topic_status,
@@ -192,7 +193,11 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
     if result.outcome is TopicOutcome.UNCHANGED and result.plan.reassigning is None:
         ready = _settled_ready(body) or ready
     adopting = _adopting(body, result.plan, report) and result.outcome in _ADOPTING_OUTCOMES
-    if adopting:
+    recovered = adopting and _created_since_declared(body, report)
+    if recovered and ready.status:
+        adopting = False
+        ready = recovered_creation_ready(result.plan)
+    elif adopting:
         ready = adopted_ready(ready, result.plan)
     remaining = report.remaining if report.remaining is not None else result.plan
     status = topic_status(
@@ -208,7 +213,7 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
         now=now,
     )
     events: tuple[EventSpec, ...] = ()
-    if result.outcome is not TopicOutcome.UNCHANGED:
+    if result.outcome is not TopicOutcome.UNCHANGED or (recovered and ready.status):
         normal = ready.status or result.outcome is TopicOutcome.PLANNED or ready.reason is Reason.REASSIGNING
         kind = "Normal" if normal else "Warning"
         events = (EventSpec(kind, ready.reason.value, ready.message),)
@@ -373,6 +378,29 @@ def _adopting(body: Mapping[str, Any], topic_plan: TopicPlan, report: TopicRepor
         and status.get("partitions") is None
         and _ready(body).get("reason") not in _MAY_HAVE_WRITTEN
     )
+
+
+def _created_since_declared(body: Mapping[str, Any], report: TopicReport) -> bool:
+    """Whether this KafkaTopic is finding its own creation rather than adopting a topic made by someone else: it
+    has no Ready condition at all (no attempt was ever recorded: not a conflict with an older declaration, not a
+    pause or a refusal, during which someone else may have made the topic), and the topic znode appeared after the
+    KafkaTopic was declared. So an attempt wrote the topic, and its status and Event were lost with the API server
+    or the leader Lease. The creationTimestamp has whole seconds and the two clocks are the API server's and
+    ZooKeeper's: a topic made by hand in the same second, or a skew between the clocks, only changes which of
+    Created or Adopted is said."""
+    if _ready(body):
+        return False
+    created_ms = report.state.created_ms if report.state is not None else None
+    declared = (body.get("metadata") or {}).get("creationTimestamp")
+    if created_ms is None or not isinstance(declared, str):
+        return False
+    try:
+        when = datetime.datetime.fromisoformat(declared.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return created_ms >= int(when.timestamp()) * 1000
 
 
 def _settled_ready(body: Mapping[str, Any]) -> Condition | None:

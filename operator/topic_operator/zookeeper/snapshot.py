@@ -287,6 +287,7 @@ def topic_state(
         config_znode_version=config_answer[1].version if config_answer else None,
         marked_for_deletion=marked_for_deletion,
         pending_reassignment=pending_reassignment,
+        created_ms=answer[1].ctime,
     )
 
 
