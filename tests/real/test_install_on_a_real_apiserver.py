@@ -15,7 +15,7 @@ import helm_python as helm
 import pytest
 import yaml
 
-from conftest import KTO_API, remove_kto_objects
+from harness.kto_objects import KTO_API, remove_kto_objects
 from harness.kube_client import KubeApiError, KubeClient
 from harness.real_apiserver import install_documents, wait_established
 
@@ -208,3 +208,15 @@ def test_the_throttle_bound_is_the_one_the_api_server_holds(
         refused = _refusal(lambda: kube.create("kafkaclusters", body))
         assert refused.status == 422
         assert "less than or equal to 9223372036854774784" in refused.message
+
+
+def test_the_argocd_health_checks_are_a_configmap_the_api_server_takes(kube: KubeClient) -> None:
+    """What the README tells Argo CD users to merge into ``argocd-cm``. (The PrometheusRule and ServiceMonitor of
+    ``manifests/monitoring/`` need prometheus-operator's CRDs, which this API server does not have.)"""
+    (document,) = _documents(ROOT / "manifests" / "argocd" / "argocd-cm-kto-health.yaml")
+    kube.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}})
+    applied = kube.apply_document(document)
+    assert set(applied["data"]) == {
+        "resource.customizations.health.kto.dev_KafkaTopic",
+        "resource.customizations.health.kto.dev_KafkaCluster",
+    }

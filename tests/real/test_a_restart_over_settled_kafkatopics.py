@@ -1,0 +1,141 @@
+"""A restart of ``kto run`` over 2,000 settled KafkaTopics on the real API server: not one write about a KafkaTopic
+(kopf resumes every object, and the first drift check plans them all). How soon it is ready at 10,000 is a figure
+of ``bench/operator_events.py --apiserver real`` (restart), not a bound of a test.
+
+The topics are written to ZooKeeper by the engine, and the KafkaTopics get the status the operator would
+have written for them (its own status builder, and kopf's record of the handled spec, built by the operator's
+persistence settings), as after a first run. Creating them through the API takes most of the test's time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import os
+import ssl
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import kopf
+import pytest
+from kazoo.client import KazooClient
+
+from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready
+from harness.kube_client import KubeClient
+from harness.operator_process import Operator
+from harness.real_apiserver import RealApiServer
+from harness.waiting import eventually
+from harness.zookeeper import ZkChroot
+from topic_operator.k8s.conditions import READY, Condition, Reason
+from topic_operator.k8s.persistence import STATUS_FIELD, SpecDiffBaseStorage
+from topic_operator.k8s.status import topic_status
+from topic_operator.manifests.loader import load_objects
+from topic_operator.reconcile import Reconciler
+from topic_operator.zookeeper.snapshot import read_cluster
+
+pytestmark = pytest.mark.timeout(420)
+
+TOPICS = 2_000
+ACCOUNT = "system:serviceaccount:kafka-topic-operator:kafka-topic-operator"
+
+
+def _settled_status(body: dict[str, Any], state: Any, now: datetime.datetime) -> dict[str, Any]:
+    """What the operator's first run left on a KafkaTopic it created: its status, and kopf's record."""
+    ready = Condition(READY, True, Reason.CREATED, f"Created topic {body['metadata']['name']}")
+    status = topic_status(generation=body["metadata"]["generation"], topic=body["metadata"]["name"],
+                          state=state, ready=ready, now=now)  # fmt: skip
+    storage = SpecDiffBaseStorage(name=STATUS_FIELD)
+    patch = kopf.Patch()
+    storage.store(body=kopf.Body(body), patch=patch, essence=storage.build(body=kopf.Body(body)))
+    status[STATUS_FIELD] = dict(patch["status"][STATUS_FIELD])
+    return status
+
+
+async def _create_settled(
+    apiserver: RealApiServer, namespace: str, bodies: list[dict[str, Any]], states: Any
+) -> None:
+    """Create every KafkaTopic, then write its status, 32 requests at a time over kept-alive connections."""
+    context = ssl.create_default_context(cafile=str(apiserver.credentials.ca_file))
+    headers = {"Authorization": f"Bearer {apiserver.credentials.admin_token}"}
+    base = f"{apiserver.url}/apis/{KTO_API}/namespaces/{namespace}/kafkatopics"
+    gate = asyncio.Semaphore(32)
+    now = datetime.datetime.now(datetime.UTC)
+    connector = aiohttp.TCPConnector(limit=32, ssl=context)
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
+
+        async def one(body: dict[str, Any]) -> None:
+            async with gate:
+                async with session.post(base, json=body) as answer:
+                    created = await answer.json()
+                    assert answer.status == 201, created
+                status = _settled_status(created, states[created["metadata"]["name"]], now)
+                async with session.patch(f"{base}/{created['metadata']['name']}/status",
+                                         data=json.dumps({"status": status}),
+                                         headers={"Content-Type": "application/merge-patch+json"}) as answer:  # fmt: skip
+                    assert answer.status == 200, await answer.text()
+
+        await asyncio.gather(*(one(body) for body in bodies))
+
+
+def _writes(apiserver: RealApiServer, since: int) -> dict[str, int]:
+    """The operator's writes after audit event ``since``, by resource (leader Lease renewals apart)."""
+    found: dict[str, int] = {}
+    for event in apiserver.audit_events(ACCOUNT)[since:]:
+        ref = event.get("objectRef") or {}
+        resource = ref.get("resource", "?") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+        if event["verb"] in ("create", "update", "patch", "delete") and resource != "leases":
+            found[resource] = found.get(resource, 0) + 1
+    return found
+
+
+def test_a_restart_over_2000_settled_kafkatopics_writes_nothing_about_them(
+    apiserver: RealApiServer,
+    kube: KubeClient,
+    namespace: str,
+    zk_chroot: ZkChroot,
+    kafka_zk: KazooClient,
+    operators: Callable[..., Operator],
+) -> None:
+    cluster = kafka_cluster(namespace, "main", zk_chroot.connect_string)
+    bodies = [kafka_topic(namespace, f"topic-{i:05d}", partitions=3, config={"retention.ms": 3600000})
+              for i in range(TOPICS)]  # fmt: skip
+    manifests = load_objects([cluster, *bodies], origin="test")
+    assert not manifests.errors
+    report = Reconciler(kafka_zk, manifests.clusters[0]).apply(manifests.topics)
+    assert report.interrupted is None
+    states = read_cluster(kafka_zk).topics
+    assert len(states) == TOPICS
+    kube.create("kafkaclusters", cluster)
+    asyncio.run(_create_settled(apiserver, namespace, bodies, states))
+    audited = len(apiserver.audit_events(ACCOUNT))
+
+    operator = operators(KTO_DRIFT_INTERVAL="3600", KTO_BATCH_LINGER="0.5", KTO_CLUSTER_WAIT="10")
+    operator.wait_ready(timeout=180)
+    wait_cluster_ready(kube, namespace, timeout=60)
+    # The first drift check, at start, plans all 10,000 against ZooKeeper; kopf resumes every object meanwhile.
+    eventually(lambda: (operator.metric("kto_drift_check_duration_seconds_count", cluster=f"{namespace}/main")
+                        or 0) >= 1, timeout=120, what="the first drift check")  # fmt: skip
+    eventually(lambda: _idle(operator), timeout=180, what="the operator idle", interval=0.5)
+    writes = _writes(apiserver, audited)
+    # Not one about a KafkaTopic. The KafkaCluster's new session is announced: at most its status (its
+    # connection's message) and one Connected Event (the audit log cannot tell whose Event it is: at most one).
+    assert {k: v for k, v in writes.items() if k.startswith("kafkatopics")} == {}, writes
+    assert writes.get("events", 0) <= 1, writes
+    assert writes.get("kafkaclusters/status", 0) <= 1, writes
+    assert operator.stop() == 0
+
+
+def _idle(operator: Operator, window: float = 2.0) -> bool:
+    """Less than 5 % of a core over ``window`` seconds (kopf has resumed every object)."""
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{operator.process.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    before = cpu()
+    time.sleep(window)
+    return cpu() - before < 0.05 * window
