@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
+from topic_operator.kafka.broker_settings import BrokerSettings
+from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 __all__ = [
     "BROKER_IDS_PATH",
@@ -92,17 +94,20 @@ class ClusterSpec:
     """How to reach one Kafka cluster's ZooKeeper and what the project may do there.
 
     ``zookeeper_connect`` is a connect string with optional chroot (``zk-0:2181,zk-1:2181/kafka``).
-    ``allowed_topic_prefixes`` limits which topic names may be managed (empty: any). ``kafka_version`` decides
-    which topic configs exist (keys added in 3.6 are unknown to older brokers).
+    ``allowed_topic_prefixes`` limits which topic names may be managed (empty: any). ``kafka_version`` is the
+    brokers' release line (2.0 to 3.9): topic configs are judged and znodes written as that release does.
+    ``broker_settings``: the brokers' own settings that Kafka's config checks read (none stated: Kafka's
+    defaults).
     """
 
     name: str
     zookeeper_connect: str
     allow_delete: bool = False
     allowed_topic_prefixes: tuple[str, ...] = ()
-    kafka_version: tuple[int, int] = (3, 4)
+    kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION
     source: str = ""
     reassignment: ReassignmentPolicy = field(default_factory=ReassignmentPolicy)
+    broker_settings: BrokerSettings = field(default_factory=BrokerSettings)
 
 
 @dataclass(frozen=True, slots=True)

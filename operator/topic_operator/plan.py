@@ -29,6 +29,7 @@ from topic_operator.kafka.assignment import (
     get_broker_metadatas,
     validate_replica_assignment,
 )
+from topic_operator.kafka.broker_settings import BrokerSettings
 from topic_operator.kafka.errors import (
     AdminOperationError,
     ClusterMigratingToKraftError,
@@ -51,7 +52,13 @@ from topic_operator.kafka.reassignment import (
     moves_between,
     throttled_replicas,
 )
-from topic_operator.kafka.topic_configs import ComparableValue, comparable_config, validate_topic_config
+from topic_operator.kafka.releases import PENDING_DELETION_REFUSED, KafkaVersion, format_version
+from topic_operator.kafka.topic_configs import (
+    ComparableValue,
+    comparable_config,
+    remote_storage_turned_off,
+    validate_topic_config,
+)
 from topic_operator.kafka.topic_names import (
     TopicNameIndex,
     is_internal,
@@ -271,7 +278,7 @@ def plan(
         by_name.setdefault(spec.name, []).append(spec)
     names = TopicNameIndex(actual.topics)
     placement = _Placement(actual)
-    configs = _ConfigMemo(settings.kafka_version)
+    configs = _ConfigMemo(settings.kafka_version, settings.broker_settings)
     plans = [
         _plan_declared(specs, actual, settings, names, placement, configs, seed)
         for _, specs in sorted(by_name.items())
@@ -329,8 +336,9 @@ class _ConfigMemo:
     """Fleets repeat a few config sets across thousands of topics; validating and canonicalising each distinct
     set once per plan removes nearly half of the planning time. Failures are not cached (they raise again)."""
 
-    def __init__(self, kafka_version: tuple[int, int]) -> None:
+    def __init__(self, kafka_version: KafkaVersion, broker: BrokerSettings) -> None:
         self._kafka_version = kafka_version
+        self._broker = broker
         self._valid: set[frozenset[tuple[str, str]]] = set()
         self._comparable: dict[frozenset[tuple[str, str]], dict[str, ComparableValue]] = {}
         self._sizes: dict[frozenset[tuple[str, str]], int] = {}
@@ -338,7 +346,7 @@ class _ConfigMemo:
     def validate(self, config: Mapping[str, str]) -> None:
         key = frozenset(config.items())
         if key not in self._valid:
-            validate_topic_config(config, kafka_version=self._kafka_version)
+            validate_topic_config(config, kafka_version=self._kafka_version, broker=self._broker)
             self._valid.add(key)
 
     def size(self, config: Mapping[str, str]) -> int:
@@ -531,7 +539,7 @@ def _check_declaration(
     spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec, configs: _ConfigMemo
 ) -> None:
     """Rules that hold whether the topic exists or not: name, ownership limits, readable state, valid config."""
-    validate_topic_name(spec.name)
+    validate_topic_name(spec.name, kafka_version=cluster.kafka_version)
     if is_internal(spec.name):
         raise InvalidRequestError(
             f"Topic {spec.name} is a Kafka internal topic: kafka-topic-operator never creates, changes or deletes it.",
@@ -566,7 +574,14 @@ def _plan_create(
 ) -> TopicPlan:
     """``validateTopicCreate`` then placement (semantics §3.1-§3.3)."""
     if spec.name in actual.marked_for_deletion:
-        raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
+        if cluster.kafka_version >= PENDING_DELETION_REFUSED:
+            raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
+        raise TopicExistsError(
+            f"Topic '{spec.name}' is marked for deletion. (Kafka {format_version(cluster.kafka_version)} would "
+            "create it, and its controller would then delete the new topic: the check arrived in 3.1.)",
+            field="topicName",
+            stricter_than_kafka=True,
+        )
     validate_no_collision(spec.name, names)
     config_size = configs.size(spec.config)
     what = (
@@ -651,7 +666,11 @@ def _plan_existing(
                 actions.append(_grow(spec, current, placement))
             except KafkaError as error:
                 rejections.append(error)
-    config_change = _config_change(spec, current, configs, cluster, placement, reassigning)
+    try:
+        config_change = _config_change(spec, current, configs, cluster, placement, reassigning)
+    except KafkaError as error:  # a change the cluster's brokers would refuse to apply (3.9)
+        rejections.append(error)
+        config_change = None
     if config_change is not None:
         action, config_changes = config_change
         changes.extend(config_changes)
@@ -870,6 +889,9 @@ def _config_change(
     before, after = configs.comparable(current.config), configs.comparable(wanted)
     if before == after:
         return None
+    turned_off = remote_storage_turned_off(current.config, wanted, kafka_version=cluster.kafka_version)
+    if turned_off is not None:
+        raise turned_off
     changes = [
         Change(f"config.{key}", current.config.get(key), wanted.get(key))
         for key in sorted(set(before) | set(after))

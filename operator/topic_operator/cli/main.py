@@ -60,6 +60,26 @@ def _deadline(text: str) -> float:
     return value
 
 
+def _kafka_version(text: str) -> tuple[int, int]:
+    """``--kafka-version``: a release line kto knows, "2.0" to "3.9"."""
+    from topic_operator.kafka.releases import UnknownKafkaVersionError, parse_kafka_version
+
+    try:
+        return parse_kafka_version(text)
+    except UnknownKafkaVersionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _version_text(version: tuple[int, int] | None) -> tuple[str, ...]:
+    """``--kafka-version`` as text, or nothing when not given (the callee's default)."""
+    return () if version is None else (f"{version[0]}.{version[1]}",)
+
+
+def _add_kafka_version_option(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument("--kafka-version", type=_kafka_version, metavar="X.Y",
+                         help=f"the brokers' Kafka release line, 2.0 to 3.9, {what} (default 3.4)")  # fmt: skip
+
+
 @contextmanager
 def _zookeeper(connect: str, deadline: float, *, require_kafka: bool = True) -> Iterator[Any]:
     """A client on the cluster, closed (boundedly) at the end; refuses a path that is not a Kafka cluster.
@@ -97,14 +117,22 @@ def _declared(args: argparse.Namespace) -> tuple[ClusterSpec, list[TopicSpec], l
     the policy; ``--zookeeper`` overrides its connect string. When no cluster can be chosen, the manifest errors
     are printed before the reason, since they are usually why (a missing file, a KafkaCluster declared twice).
     """
+    from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, format_version
     from topic_operator.manifests.loader import load_manifests
 
-    manifests = load_manifests(args.files)
+    fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
+    manifests = load_manifests(args.files, kafka_version=fallback)
     errors = [str(e) for e in manifests.errors]
     named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
     try:
         name = _chosen_cluster(args.cluster, named, manifests.summary(), bool(errors))
-        cluster = manifests.cluster(name) or ClusterSpec(name=name, zookeeper_connect="")
+        declared = manifests.cluster(name)
+        if declared is not None and args.kafka_version not in (None, declared.kafka_version):
+            raise UsageError(
+                f"--kafka-version {format_version(args.kafka_version)} contradicts KafkaCluster {name}'s "
+                f"spec.kafkaVersion {format_version(declared.kafka_version)}: change one of them"
+            )
+        cluster = declared or ClusterSpec(name=name, zookeeper_connect="", kafka_version=fallback)
         connect = args.zookeeper or cluster.zookeeper_connect
         if not connect:
             invalid = any(
@@ -463,7 +491,10 @@ def _export(args: argparse.Namespace) -> int:
         files.append(
             (
                 f"kafkacluster-{cluster}",
-                yaml.safe_dump(cluster_document(cluster, args.zookeeper), sort_keys=False),
+                yaml.safe_dump(
+                    cluster_document(cluster, args.zookeeper, *_version_text(args.kafka_version)),
+                    sort_keys=False,
+                ),
             )
         )
     for topic in exported.topics:
@@ -526,9 +557,12 @@ def _write_whole(output: Path, text: str) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION
     from topic_operator.manifests.loader import load_manifests
 
-    manifests = load_manifests(args.paths, check_cel=True)
+    manifests = load_manifests(
+        args.paths, check_cel=True, kafka_version=args.kafka_version or DEFAULT_KAFKA_VERSION
+    )
     for error in manifests.errors:
         print(error)
     for warning in manifests.warnings:
@@ -553,6 +587,7 @@ def _add_manifest_options(command: argparse.ArgumentParser) -> None:
                          help="ZooKeeper connect string with optional chroot, e.g. zk-0:2181,zk-1:2181/kafka "
                          "(default: the KafkaCluster's spec.zookeeper.connect)")  # fmt: skip
     command.add_argument("--cluster", metavar="NAME", help="which declared cluster (needed when several are)")
+    _add_kafka_version_option(command, "when no KafkaCluster among the manifests declares the cluster")
     command.add_argument("-o", "--output", choices=("text", "json"), default="text")
     command.add_argument(
         "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
@@ -586,6 +621,10 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="PATH",
         help="a manifest file, a directory of them, or - for standard input",
+    )
+    _add_kafka_version_option(
+        validate,
+        "that checks the configs of topics whose cluster no KafkaCluster among the manifests declares",
     )
     validate.set_defaults(handler=_validate)
 
@@ -640,6 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--cluster", metavar="NAME",
                         help="the KafkaCluster the topics name, declared elsewhere (its document is not written)")  # fmt: skip
     export.add_argument("--format", choices=("kto", "strimzi"), default="kto")
+    _add_kafka_version_option(export, "written as the exported KafkaCluster's spec.kafkaVersion")
     export.add_argument("--with-assignment", action="store_true", help="declare every partition's replicas")
     export.add_argument("--include", metavar="REGEX", help="only topics whose whole name matches")
     export.add_argument("--exclude", metavar="REGEX", help="not the topics whose whole name matches")

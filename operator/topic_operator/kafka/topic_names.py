@@ -1,4 +1,5 @@
-"""Topic names as Kafka's ``org.apache.kafka.common.internals.Topic`` judges them (semantics §6, 3.4+ messages).
+"""Topic names as Kafka's ``org.apache.kafka.common.internals.Topic`` judges them (semantics §6), in the words of
+each release line (they changed in 3.0 and 3.3; the rules did not).
 
 The collision helpers matter because Kafka's metric names replace '.' with '_': ``to.pic`` and ``to_pic`` would
 report into the same metrics, so Kafka refuses to create one while the other exists.
@@ -10,6 +11,12 @@ import re
 from collections.abc import Collection, Iterable
 
 from topic_operator.kafka.errors import InvalidTopicError, TopicExistsError
+from topic_operator.kafka.releases import (
+    DEFAULT_KAFKA_VERSION,
+    TOPIC_NAME_WORDING_3_0,
+    TOPIC_NAME_WORDING_3_3,
+    KafkaVersion,
+)
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -39,8 +46,13 @@ def _java_length(name: str) -> int:
     return len(name.encode("utf-16-le")) // 2
 
 
-def _name_problem(name: str) -> str | None:
-    """Kafka's message for the first rule ``name`` breaks, in Kafka's order (empty, '.', '..', length, chars)."""
+def _name_problem(name: str, kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION) -> str | None:
+    """Kafka's message for the first rule ``name`` breaks, in Kafka's order (empty, '.', '..', length, chars).
+    The rules never changed; the words did, in 3.0 and 3.3 (kafka-versions.md c.6)."""
+    if kafka_version < TOPIC_NAME_WORDING_3_3:
+        return _name_problem_before_3_3(
+            name, "Topic name" if kafka_version >= TOPIC_NAME_WORDING_3_0 else "topic name"
+        )
     if name == "":
         return "Topic name is invalid: the empty string is not allowed"
     if name == ".":
@@ -57,9 +69,27 @@ def _name_problem(name: str) -> str | None:
     return None
 
 
-def validate_topic_name(name: str) -> None:
-    """Raise ``InvalidTopicError`` with Kafka's message when ``name`` is not a legal topic name."""
-    problem = _name_problem(name)
+def _name_problem_before_3_3(name: str, long_prefix: str) -> str | None:
+    """2.0-3.2's words (2.0.1:clients/src/main/java/org/apache/kafka/common/internals/Topic.java:36-47); 3.0 wrote
+    "Topic name: <t>" where 2.x wrote "topic name: <t>" in the too-long message (3.0.2:...:43-54)."""
+    if name == "":
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if _java_length(name) > MAX_NAME_LENGTH:
+        return f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, {long_prefix}: {name}"
+    if _LEGAL_NAME.fullmatch(name) is None:
+        return (
+            f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, '
+            "'.', '_' and '-'"
+        )
+    return None
+
+
+def validate_topic_name(name: str, *, kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION) -> None:
+    """Raise ``InvalidTopicError`` with the message of release line ``kafka_version`` when ``name`` is not a legal
+    topic name."""
+    problem = _name_problem(name, kafka_version)
     if problem is not None:
         raise InvalidTopicError(problem, field="topicName")
 
