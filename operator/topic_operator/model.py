@@ -119,6 +119,10 @@ class Broker:
     rack: str | None = None
     endpoints: tuple[str, ...] = ()
     epoch: int = 0
+    registration_version: int | None = field(default=None, compare=False)
+    """The registration's JSON version (5 from inter-broker protocol 2.7, 4 before): a clue to the release."""
+    features: tuple[str, ...] = field(default=(), compare=False)
+    """The feature names the registration lists (none, for every ZooKeeper-mode broker from 2.7 to 3.9)."""
 
     def metadata(self) -> BrokerMetadata:
         return BrokerMetadata(self.id, self.rack)
@@ -170,6 +174,12 @@ class TopicState:
     unreadable_partition_states: Mapping[int, str] = field(default_factory=dict)
     """Partitions whose state znode is not in a format Kafka writes (partition -> problem): their leader and ISR
     are unknown, not absent. Only filled when partition states were asked for."""
+    format_version: int | None = None
+    """The topic znode's own ``version`` field (1 up to Kafka 2.3, 2 from 2.4, 3 from 2.8; None when absent):
+    which release wrote it, and the least a rewrite must keep."""
+    requested_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict, compare=False)
+    """The target replicas ``/admin/reassign_partitions`` asks for (partition -> replicas): before Kafka 2.4 the
+    only record of a reassignment's moves, since the topic znode has no adding/removing maps."""
 
     @property
     def partition_count(self) -> int:

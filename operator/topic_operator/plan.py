@@ -52,7 +52,12 @@ from topic_operator.kafka.reassignment import (
     moves_between,
     throttled_replicas,
 )
-from topic_operator.kafka.releases import PENDING_DELETION_REFUSED, KafkaVersion, format_version
+from topic_operator.kafka.releases import (
+    PENDING_DELETION_REFUSED,
+    REASSIGNMENT_API,
+    KafkaVersion,
+    format_version,
+)
 from topic_operator.kafka.topic_configs import (
     ComparableValue,
     comparable_config,
@@ -71,6 +76,7 @@ from topic_operator.kafka.znode_payloads import (
     too_large,
     topic_payload,
     topic_payload_size_bounds,
+    topic_znode_version_of,
 )
 from topic_operator.model import ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
 
@@ -103,6 +109,8 @@ class CreateTopic:
     assignment: Mapping[int, tuple[int, ...]]
     config: Mapping[str, str] = field(default_factory=dict)
     orphan_config_version: int | None = None
+    topic_znode_format: int = 3
+    """The topic znode version to write: the one the cluster's release writes (1 before 2.4, 2 before 2.8)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +125,9 @@ class AddPartitions:
     topic_id: str | None = None
     adding_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     removing_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    topic_znode_format: int = 3
+    """The topic znode version to write: the cluster's release's, or the one read when that is newer (what it
+    holds is kept: a newer controller wrote it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,10 +490,11 @@ class _ZnodeSize:
         max_broker_id: int | None,
         *,
         topic_id: bool = False,
+        znode_format: int = 3,
     ) -> None:
         self._topic, self._what, self._extra = topic, what, extra
         self._low, self._high = topic_payload_size_bounds(
-            partitions, max(replicas, 0), topic_id=topic_id, max_broker_id=max_broker_id
+            partitions, max(replicas, 0), topic_id=topic_id, max_broker_id=max_broker_id, version=znode_format
         )
 
     def before_placement(self) -> None:
@@ -588,8 +600,15 @@ def _plan_create(
         f"the request creating /brokers/topics/{spec.name} ({spec.partitions} partitions x {spec.replicas} "
         f"replicas) and /config/topics/{spec.name}"
     )
+    znode_format = topic_znode_version_of(cluster.kafka_version)
     size_check = _ZnodeSize(
-        spec.name, what, spec.partitions, spec.replicas, config_size, placement.max_broker_id
+        spec.name,
+        what,
+        spec.partitions,
+        spec.replicas,
+        config_size,
+        placement.max_broker_id,
+        znode_format=znode_format,
     )
     size_check.before_placement()
     if spec.replica_assignment is not None:
@@ -599,10 +618,10 @@ def _plan_create(
         rng = random.Random(seed_for(cluster.name, spec.name, seed))
         placed = assign_replicas_to_brokers(brokers, spec.partitions, spec.replicas, rng=rng)
         assignment = {p: tuple(replicas) for p, replicas in placed.items()}
-    size_check.after_placement(lambda: topic_payload(assignment))
+    size_check.after_placement(lambda: topic_payload(assignment, version=znode_format))
     names.add(spec.name)
     config = dict(spec.config)
-    action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name))
+    action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name), znode_format)
     changes = (
         Change("partitions", None, spec.partitions),
         Change("replicas", None, spec.replicas),
@@ -642,7 +661,7 @@ def _plan_existing(
     changes: list[Change] = []
     if current.marked_for_deletion:
         rejections.append(InvalidTopicError("The topic is queued for deletion.", field="topicName"))
-    reassigning = _reassigning(current)
+    reassigning = _reassigning(current, cluster)
     placed = _assignment_after_reassignment(current, reassigning)
     replication_factor = len(placed.get(0, ()))
     moved = _moved_partitions(spec, placed)
@@ -651,6 +670,8 @@ def _plan_existing(
     changes.extend(Change(f"replicaAssignment.{p}", list(placed[p]), list(declared)) for p, declared in moved)
     replica_change = spec.replicas != replication_factor or bool(moved)
     reassign: Reassign | None = None
+    if replica_change and reassigning is not None and cluster.kafka_version < REASSIGNMENT_API:
+        rejections.append(_cannot_change_a_running_reassignment(spec, cluster))
     if replica_change and not cluster.reassignment.enabled:
         rejections.extend(_replica_change_not_enabled(spec, cluster, replication_factor, moved))
     elif replica_change and reassigning is None:
@@ -663,7 +684,7 @@ def _plan_existing(
         changes.append(Change("partitions", current.partition_count, spec.partitions))
         if not moved and not (replica_change and cluster.reassignment.enabled):
             try:
-                actions.append(_grow(spec, current, placement))
+                actions.append(_grow(spec, current, cluster, placement))
             except KafkaError as error:
                 rejections.append(error)
     try:
@@ -696,11 +717,33 @@ def _plan_existing(
     )
 
 
-def _reassigning(current: TopicState) -> tuple[PartitionMove, ...] | None:
-    """The moves in flight when the topic is being reassigned (possibly none yet), else None."""
+def _reassigning(current: TopicState, cluster: ClusterSpec) -> tuple[PartitionMove, ...] | None:
+    """The moves in flight when the topic is being reassigned (possibly none yet), else None. Before 2.4 the
+    topic znode lists each moving partition's old and new replicas together, with no adding/removing maps: the
+    request znode's targets are then the only record of where the partitions go."""
     if not current.reassignment_in_progress:
         return None
-    return tuple(in_flight(current.partitions, current.adding_replicas, current.removing_replicas))
+    moves = in_flight(current.partitions, current.adding_replicas, current.removing_replicas)
+    if not moves and cluster.kafka_version < REASSIGNMENT_API:
+        moves = [
+            PartitionMove(p, current.partitions.get(p, ()), target)
+            for p, target in sorted(current.requested_replicas.items())
+            if current.partitions.get(p, ()) != target
+        ]
+    return tuple(moves)
+
+
+def _cannot_change_a_running_reassignment(spec: TopicSpec, cluster: ClusterSpec) -> KafkaError:
+    """Before 2.4 nothing can cancel or redirect a reassignment once requested (KIP-455 brought that in 2.4, and
+    then only through the AlterPartitionReassignments API): a declaration that differs from the one running
+    waits for it, and says so."""
+    return ReassignmentInProgressError(
+        f"Topic {spec.name} is being reassigned, and its declared replicas differ from the reassignment's target: "
+        f"Kafka {format_version(cluster.kafka_version)} cannot cancel or change a partition reassignment in "
+        "progress (that arrived in 2.4, with KIP-455); declare the target replicas until it finishes, then the "
+        "change.",
+        field="replicas",
+    )
 
 
 def _assignment_after_reassignment(
@@ -812,7 +855,7 @@ def _with_throttles(config: Mapping[str, str], reassign: Reassign) -> dict[str, 
     return {**without, **{k: v for k, v in lists.items() if v}}  # a decrease adds no follower: no empty list
 
 
-def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPartitions:
+def _grow(spec: TopicSpec, current: TopicState, cluster: ClusterSpec, placement: _Placement) -> AddPartitions:
     """Kafka's addPartitions: a decrease is ``InvalidPartitionsError`` in Kafka's words; new partitions continue
     Kafka's placement, or take the declared lists for the new ids."""
     if current.reassignment_in_progress and spec.partitions > current.partition_count:
@@ -834,6 +877,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         f"its assignment znode /brokers/topics/{spec.name} ({spec.partitions} partitions x "
         f"{current.replication_factor} replicas)"
     )
+    znode_format = _rewritten_format(current, cluster)
     size_check = _ZnodeSize(
         spec.name,
         what,
@@ -842,6 +886,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         0,
         None,  # existing partitions may name brokers long gone, with longer ids than any registered
         topic_id=current.topic_id is not None,
+        znode_format=znode_format,
     )
     size_check.before_placement()
     brokers = (
@@ -854,6 +899,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
             current.topic_id,
             current.adding_replicas,
             current.removing_replicas,
+            version=znode_format,
         ),
         always=bool(current.adding_replicas or current.removing_replicas),
     )
@@ -865,7 +911,22 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         current.topic_id,
         current.adding_replicas,
         current.removing_replicas,
+        znode_format,
     )
+
+
+def _rewritten_format(current: TopicState, cluster: ClusterSpec) -> int:
+    """The version a rewrite of the topic znode has: the cluster's release's (as its AdminZkClient would write
+    it), but never one without a field the znode holds: a topic id or a reassignment in flight, written by a
+    newer controller than the declared release, is kept, not dropped."""
+    needed = (
+        3
+        if current.topic_id is not None
+        else 2
+        if current.adding_replicas or current.removing_replicas
+        else 1
+    )
+    return max(topic_znode_version_of(cluster.kafka_version), needed)
 
 
 def _config_change(

@@ -51,6 +51,7 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "assignment": _partitions(action.assignment),
                 "config": dict(sorted(action.config.items())),
                 "orphan_config_version": action.orphan_config_version,
+                **_older_format(action.topic_znode_format),
             }
         case AddPartitions():
             return {
@@ -58,6 +59,7 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "topic": action.topic,
                 "new_partitions": _partitions(action.new_partitions),
                 "expected_version": action.expected_version,
+                **_older_format(action.topic_znode_format),
             }
         case AlterConfig():
             altered: dict[str, Any] = {
@@ -82,6 +84,12 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "config": None if action.config is None else dict(sorted(action.config.items())),
                 "config_expected_version": action.config_expected_version,
             }
+
+
+def _older_format(version: int) -> dict[str, int]:
+    """``topic_znode_format`` when a topic znode is written in a format older than 2.8's (version 3): shown for
+    clusters before 2.8, absent otherwise, so a 2.8+ plan reads as it always has."""
+    return {} if version == 3 else {"topic_znode_format": version}
 
 
 def _move_to_dict(move: PartitionMove) -> dict[str, Any]:

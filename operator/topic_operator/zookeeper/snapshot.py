@@ -12,7 +12,7 @@ stays away past the deadline, ``ZooKeeperUnavailableError`` says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -139,7 +139,12 @@ def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str
         config_answer = answers.get(TopicConfigZNode.path(topic))
         try:
             states[topic] = topic_state(
-                topic, answer, config_answer, topic in deleting, topic in facts.reassigning
+                topic,
+                answer,
+                config_answer,
+                topic in deleting,
+                topic in facts.reassigning,
+                facts.requested.get(topic),
             )
         except ZnodeFormatError as error:
             unreadable_topics[topic] = str(error)
@@ -188,6 +193,8 @@ class ClusterFacts:
     controller: int | None
     kraft_migration: str | None
     reassigning: frozenset[str]
+    requested: Mapping[str, Mapping[int, tuple[int, ...]]] = field(default_factory=dict)
+    """The target replicas ``/admin/reassign_partitions`` asks for, by topic and partition."""
 
 
 def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: Unreadable) -> ClusterFacts:
@@ -198,6 +205,7 @@ def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: 
         return None if answer is None else unreadable.decode(partial(decoder, answer[0]))
 
     controller = decoded(ControllerZNode.path, ControllerZNode.decode)
+    requested = decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or {}
     return ClusterFacts(
         cluster_id=decoded(ClusterIdZNode.path, ClusterIdZNode.decode),
         controller=controller.broker_id if controller is not None else None,
@@ -207,7 +215,8 @@ def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: 
             controller,
             unreadable,
         ),
-        reassigning=frozenset(decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or ()),
+        reassigning=frozenset(requested),
+        requested=requested,
     )
 
 
@@ -264,7 +273,14 @@ def decode_brokers(
             continue
         registration = unreadable.decode(partial(BrokerIdZNode.decode, broker_id, answer[0]))
         if registration is not None:
-            brokers[broker_id] = Broker(broker_id, registration.rack, registration.endpoints, answer[1].czxid)
+            brokers[broker_id] = Broker(
+                broker_id,
+                registration.rack,
+                registration.endpoints,
+                answer[1].czxid,
+                registration.version,
+                tuple(sorted(registration.features or ())),
+            )
     return brokers
 
 
@@ -274,6 +290,7 @@ def topic_state(
     config_answer: tuple[bytes, Any] | None,
     marked_for_deletion: bool,
     pending_reassignment: bool,
+    requested: Mapping[int, tuple[int, ...]] | None = None,
 ) -> TopicState:
     data = TopicZNode.decode(topic, answer[0])
     return TopicState(
@@ -287,6 +304,8 @@ def topic_state(
         config_znode_version=config_answer[1].version if config_answer else None,
         marked_for_deletion=marked_for_deletion,
         pending_reassignment=pending_reassignment,
+        format_version=data.read_version,
+        requested_replicas=requested or {},
     )
 
 

@@ -355,6 +355,7 @@ class WatchedCluster:
                     self._config_answers.get(topic),
                     topic in self._deleting,
                     topic in self._facts.reassigning,
+                    self._facts.requested.get(topic),
                 )
                 self._unreadable.pop(topic, None)
             except ZnodeFormatError as error:
