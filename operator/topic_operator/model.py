@@ -13,6 +13,7 @@ from enum import Enum
 
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 from topic_operator.kafka.broker_settings import BrokerSettings
+from topic_operator.kafka.cluster_release import ReleaseEvidence
 from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 __all__ = [
@@ -226,6 +227,9 @@ class ClusterState:
     """Why the cluster is (or may be) migrating to KRaft (``/migration`` exists, or a KRaft controller holds
     ``/controller``; semantics §15), None when it is not. Znodes written then are not seen by the KRaft metadata,
     so every write is refused; reading and planning still work and say why nothing can be applied."""
+    release_evidence: ReleaseEvidence | None = None
+    """What the znodes read tell of the brokers' Kafka release (``kafka.cluster_release``); None when not read
+    (a snapshot file written before kto read it)."""
 
     @property
     def broker_metadata(self) -> list[BrokerMetadata]:

@@ -30,6 +30,7 @@ from topic_operator.kafka.assignment import (
     validate_replica_assignment,
 )
 from topic_operator.kafka.broker_settings import BrokerSettings
+from topic_operator.kafka.cluster_release import release_bounds, release_for_writing
 from topic_operator.kafka.errors import (
     AdminOperationError,
     ClusterMigratingToKraftError,
@@ -281,8 +282,9 @@ def plan(
     """Plan one cluster: ``desired`` are the declared topics of this cluster, ``deleting`` the declarations being
     removed (only their ``deletionPolicy`` matters), ``cluster`` its policy (None: no deletion, no prefix limit,
     Kafka 3.4 configs)."""
-    settings = (
-        cluster if cluster is not None else ClusterSpec(name=_cluster_name(desired), zookeeper_connect="")
+    settings = _writing_release(
+        cluster if cluster is not None else ClusterSpec(name=_cluster_name(desired), zookeeper_connect=""),
+        actual,
     )
     by_name: dict[str, list[TopicSpec]] = {}
     for spec in desired:
@@ -301,6 +303,21 @@ def plan(
     plans = _keep_rates_a_new_reassignment_needs(plans)
     declared = frozenset(by_name) | {spec.name for spec in removed}
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), actual.topics, declared)
+
+
+def _writing_release(settings: ClusterSpec, actual: ClusterState) -> ClusterSpec:
+    """The cluster as the plan judges and writes it: its declared release, unless ZooKeeper shows it runs an
+    older one, whose configs and formats are then followed, so that nothing it cannot read is written
+    (``kafka.cluster_release``; the contradiction itself is reported where the cluster is)."""
+    if actual.release_evidence is None:
+        return settings
+    bounds = release_bounds(actual.release_evidence)
+    writing = release_for_writing(settings.kafka_version, bounds)
+    return (
+        settings
+        if writing == settings.kafka_version
+        else dataclasses.replace(settings, kafka_version=writing)
+    )
 
 
 def _keep_rates_a_new_reassignment_needs(plans: list[TopicPlan]) -> list[TopicPlan]:

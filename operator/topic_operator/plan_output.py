@@ -12,8 +12,11 @@ from typing import Any
 
 import orjson
 
+from topic_operator.kafka.cluster_release import release_report
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.reassignment import PartitionMove
+from topic_operator.kafka.releases import KafkaVersion
+from topic_operator.model import ClusterState
 from topic_operator.plan import (
     Action,
     AddPartitions,
@@ -26,7 +29,14 @@ from topic_operator.plan import (
     TopicStatus,
 )
 
-__all__ = ["action_to_dict", "error_to_dict", "plan_json", "plan_to_dict", "render_plan_text"]
+__all__ = [
+    "action_to_dict",
+    "cluster_problems",
+    "error_to_dict",
+    "plan_json",
+    "plan_to_dict",
+    "render_plan_text",
+]
 
 _SYMBOL = {
     TopicStatus.CREATE: "+",
@@ -135,6 +145,19 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "summary": counts,
         "topics": [_topic_to_dict(t) for t in plan.topics],
         "unmanaged": list(plan.unmanaged),
+    }
+
+
+def cluster_problems(state: ClusterState, kafka_version: KafkaVersion | None) -> dict[str, Any]:
+    """What the cluster holds that kto cannot read or must not write, and what ZooKeeper shows of its release
+    against ``kafka_version``: the keys ``kto plan -o json`` and the drift job's plan files add to the plan."""
+    return {
+        "unreadable_topics": dict(state.unreadable_topics),
+        "unreadable_znodes": dict(state.unreadable_znodes),
+        "kraft_migration": state.kraft_migration,
+        "kafka_release": None
+        if state.release_evidence is None
+        else release_report(kafka_version, state.release_evidence),
     }
 
 

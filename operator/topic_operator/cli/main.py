@@ -75,9 +75,10 @@ def _version_text(version: tuple[int, int] | None) -> tuple[str, ...]:
     return () if version is None else (f"{version[0]}.{version[1]}",)
 
 
-def _add_kafka_version_option(command: argparse.ArgumentParser, what: str) -> None:
+def _add_kafka_version_option(command: argparse.ArgumentParser, what: str, *, default: bool = True) -> None:
+    note = " (default 3.4)" if default else ""
     command.add_argument("--kafka-version", type=_kafka_version, metavar="X.Y",
-                         help=f"the brokers' Kafka release line, 2.0 to 3.9, {what} (default 3.4)")  # fmt: skip
+                         help=f"the brokers' Kafka release line, 2.0 to 3.9, {what}{note}")  # fmt: skip
 
 
 @contextmanager
@@ -174,17 +175,17 @@ def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
         print(f"error: {error}", file=stream)
 
 
-def _cluster_problems(state: ClusterState) -> dict[str, Any]:
-    """What the cluster holds that kto cannot read or must not write, for ``-o json`` outputs."""
-    return {
-        "unreadable_topics": dict(state.unreadable_topics),
-        "unreadable_znodes": dict(state.unreadable_znodes),
-        "kraft_migration": state.kraft_migration,
-    }
+def _warn_about(
+    state: ClusterState, cluster: str, *, skip_topics: bool = False, declared: tuple[int, int] | None = None
+) -> None:
+    """One stderr line per znode kto could not read (named with its problem), one for a KRaft migration, and one
+    when ZooKeeper shows a release that contradicts the ``declared`` one, naming both."""
+    from topic_operator.kafka.cluster_release import release_bounds, release_conflict
 
-
-def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> None:
-    """One stderr line per znode kto could not read (named with its problem), and one for a KRaft migration."""
+    if declared is not None and state.release_evidence is not None:
+        conflict = release_conflict(declared, release_bounds(state.release_evidence))
+        if conflict is not None:
+            print(f"warning: cluster {cluster}: {conflict}", file=sys.stderr)
     if state.kraft_migration is not None:
         print(
             f"warning: cluster {cluster} is migrating to KRaft ({state.kraft_migration}): kto reads and plans, "
@@ -205,7 +206,7 @@ def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False)
 
 def _plan(args: argparse.Namespace) -> int:
     from topic_operator.plan import TopicStatus
-    from topic_operator.plan_output import plan_json, render_plan_text
+    from topic_operator.plan_output import cluster_problems, plan_json, render_plan_text
     from topic_operator.reconcile import Reconciler
     from topic_operator.zookeeper.snapshot import read_cluster
 
@@ -213,10 +214,11 @@ def _plan(args: argparse.Namespace) -> int:
     _print_errors(errors, sys.stderr)
     with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
         state = read_cluster(client, deadline=args.deadline)
-    _warn_about(state, cluster.name)
+    _warn_about(state, cluster.name, declared=cluster.kafka_version)
     result = Reconciler(client, cluster, seed=args.seed).plan(topics, state=state)
     if args.output == "json":
-        sys.stdout.write(plan_json(result, manifest_errors=errors, **_cluster_problems(state)))
+        problems = cluster_problems(state, cluster.kafka_version)
+        sys.stdout.write(plan_json(result, manifest_errors=errors, **problems))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
     if errors or result.has_rejections:
@@ -239,7 +241,7 @@ def _confirmed(args: argparse.Namespace) -> bool:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from topic_operator.plan_output import plan_to_dict, render_plan_text
+    from topic_operator.plan_output import cluster_problems, plan_to_dict, render_plan_text
     from topic_operator.reconcile import Reconciler, TopicOutcome
     from topic_operator.zookeeper.snapshot import read_cluster
 
@@ -250,7 +252,7 @@ def _apply(args: argparse.Namespace) -> int:
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
         state = read_cluster(client, deadline=args.deadline)
-        _warn_about(state, cluster.name)
+        _warn_about(state, cluster.name, declared=cluster.kafka_version)
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
@@ -276,7 +278,7 @@ def _apply(args: argparse.Namespace) -> int:
             ],
             "manifest_errors": errors,
             "interrupted": report.interrupted if report is not None else None,
-            **_cluster_problems(state),
+            **cluster_problems(state, cluster.kafka_version),
         }
         print(json.dumps(document, indent=2))
     else:
@@ -392,7 +394,8 @@ def _describe(args: argparse.Namespace) -> int:
         state = read_cluster(
             client, partition_states=True, topics=args.topics or None, deadline=args.deadline
         )
-    _warn_about(state, args.zookeeper, skip_topics=True)
+    _warn_about(state, args.zookeeper, skip_topics=True, declared=args.kafka_version)
+    _note_release(state)
     unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
     missing = sorted(set(args.topics) - set(state.topics) - set(unreadable))
     for line in describe_lines(
@@ -418,7 +421,8 @@ def _snapshot(args: argparse.Namespace) -> int:
         _check_writable(output)
     with _zookeeper(args.zookeeper, args.deadline) as client:
         state = read_cluster(client, partition_states=True, deadline=args.deadline)
-    _warn_about(state, args.cluster)
+    _warn_about(state, args.cluster, declared=args.kafka_version)
+    _note_release(state)
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = rows_from_cluster(args.cluster, state, taken_at)
     lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
@@ -430,6 +434,17 @@ def _snapshot(args: argparse.Namespace) -> int:
             f"snapshot: {len(state.topics)} topics, {len(state.brokers)} brokers of {args.cluster} -> {args.output}"
         )
     return EXIT_OK
+
+
+def _note_release(state: ClusterState) -> None:
+    """One stderr line: the Kafka release ZooKeeper shows, and the znode facts it is read from."""
+    from topic_operator.kafka.cluster_release import release_bounds
+
+    if state.release_evidence is None:
+        return
+    bounds = release_bounds(state.release_evidence)
+    clues = "; ".join(clue.text for clue in bounds.clues) or "no znode tells"
+    print(f"kafka release: ZooKeeper shows Kafka {bounds.seen} ({clues})", file=sys.stderr)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -656,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
     describe.add_argument("--under-replicated-partitions", action="store_true")
     describe.add_argument("--unavailable-partitions", action="store_true")
+    _add_kafka_version_option(describe, "to compare with the release ZooKeeper shows", default=False)
     _add_deadline_option(describe)
     describe.set_defaults(handler=_describe)
 
@@ -663,6 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
     snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
+    _add_kafka_version_option(snapshot, "to compare with the release ZooKeeper shows", default=False)
     _add_deadline_option(snapshot)
     snapshot.set_defaults(handler=_snapshot)
 

@@ -11,6 +11,7 @@ stays away past the deadline, ``ZooKeeperUnavailableError`` says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 
+from topic_operator.kafka.cluster_release import ReleaseEvidence
 from topic_operator.kafka.topic_names import names_own_znode
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 from topic_operator.zookeeper.bounded import (
@@ -35,6 +37,7 @@ from topic_operator.zookeeper.znodes import (
     ControllerInfo,
     ControllerZNode,
     DeleteTopicsZNode,
+    FeatureZNode,
     MigrationState,
     MigrationZNode,
     PartitionStateZNode,
@@ -57,6 +60,7 @@ __all__ = [
     "decode_singles",
     "kraft_migration",
     "read_cluster",
+    "release_evidence_of",
     "topic_state",
 ]
 
@@ -166,6 +170,7 @@ def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str
         unreadable_topics=unreadable_topics,
         unreadable_znodes=dict(sorted(unreadable.items())),
         kraft_migration=facts.kraft_migration,
+        release_evidence=release_evidence_of(brokers, states, facts),
     )
 
 
@@ -181,7 +186,13 @@ class Unreadable(dict[str, str]):
             return None
 
 
-SINGLE_ZNODES = (ClusterIdZNode.path, ControllerZNode.path, MigrationZNode.path, ReassignPartitionsZNode.path)
+SINGLE_ZNODES = (
+    ClusterIdZNode.path,
+    ControllerZNode.path,
+    MigrationZNode.path,
+    ReassignPartitionsZNode.path,
+    FeatureZNode.path,
+)
 """The cluster-wide znodes read with every snapshot, each of which may be absent."""
 
 
@@ -195,6 +206,10 @@ class ClusterFacts:
     reassigning: frozenset[str]
     requested: Mapping[str, Mapping[int, tuple[int, ...]]] = field(default_factory=dict)
     """The target replicas ``/admin/reassign_partitions`` asks for, by topic and partition."""
+    controller_version: int | None = None
+    kraft_controller_epoch: int | None = None
+    feature_version: int | None = None
+    migration_present: bool = False
 
 
 def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: Unreadable) -> ClusterFacts:
@@ -207,6 +222,10 @@ def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: 
     controller = decoded(ControllerZNode.path, ControllerZNode.decode)
     requested = decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or {}
     return ClusterFacts(
+        controller_version=controller.version if controller is not None else None,
+        kraft_controller_epoch=controller.kraft_controller_epoch if controller is not None else None,
+        feature_version=decoded(FeatureZNode.path, FeatureZNode.decode_version),
+        migration_present=answers.get(MigrationZNode.path) is not None,
         cluster_id=decoded(ClusterIdZNode.path, ClusterIdZNode.decode),
         controller=controller.broker_id if controller is not None else None,
         kraft_migration=kraft_migration(
@@ -246,6 +265,27 @@ def kraft_migration(
             f"(kraftControllerEpoch {controller.kraft_controller_epoch})"
         )
     return None
+
+
+def release_evidence_of(
+    brokers: Mapping[int, Broker], topics: Mapping[str, TopicState], facts: ClusterFacts
+) -> ReleaseEvidence:
+    """The release-telling facts of one read (``kafka.cluster_release``): topic znode formats and topic ids,
+    broker registration versions and features, ``/controller``, ``/feature`` and ``/migration``."""
+    formats = Counter(topic.format_version or 0 for topic in topics.values())
+    registrations = Counter(
+        b.registration_version for b in brokers.values() if b.registration_version is not None
+    )
+    return ReleaseEvidence(
+        topic_znode_versions=tuple(sorted(formats.items())),
+        topics_with_id=sum(1 for topic in topics.values() if topic.topic_id is not None),
+        broker_registration_versions=tuple(sorted(registrations.items())),
+        broker_features=tuple(sorted({name for b in brokers.values() for name in b.features})),
+        controller_znode_version=facts.controller_version,
+        kraft_controller_epoch=facts.kraft_controller_epoch,
+        feature_znode_version=facts.feature_version,
+        migration_znode=facts.migration_present,
+    )
 
 
 def broker_ids_of(children: Collection[str], unreadable: Unreadable) -> list[int]:

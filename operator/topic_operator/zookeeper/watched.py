@@ -42,6 +42,7 @@ from topic_operator.zookeeper.snapshot import (
     broker_ids_of,
     decode_brokers,
     decode_singles,
+    release_evidence_of,
     topic_state,
 )
 from topic_operator.zookeeper.znodes import (
@@ -371,4 +372,5 @@ class WatchedCluster:
             unreadable_topics=dict(self._unreadable),
             unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
             kraft_migration=self._facts.kraft_migration,
+            release_evidence=release_evidence_of(self._brokers, self._topics, self._facts),
         )

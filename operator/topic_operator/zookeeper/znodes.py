@@ -35,6 +35,7 @@ __all__ = [
     "ControllerInfo",
     "ControllerZNode",
     "DeleteTopicZNode",
+    "FeatureZNode",
     "MigrationState",
     "MigrationZNode",
     "PartitionStateZNode",
@@ -500,31 +501,52 @@ class ControllerInfo:
     broker_id: int
     timestamp: str
     kraft_controller_epoch: int | None = None
+    version: int | None = field(default=None, compare=False)
+    """1 from a controller older than Kafka 3.4, 2 (with ``kraftControllerEpoch``) from 3.4: which release wrote
+    it, not part of what it says."""
 
 
 class ControllerZNode:
     path = "/controller"
 
     @staticmethod
-    def encode(broker_id: int, timestamp_ms: int, *, version: int = 2) -> bytes:
+    def encode(
+        broker_id: int, timestamp_ms: int, *, version: int = 2, kraft_controller_epoch: int = -1
+    ) -> bytes:
+        """Version 1 as controllers before 3.4 write it; version 2 with ``kraftControllerEpoch``: -1 from a
+        ZooKeeper controller, the KRaft controller's epoch during a migration (3.4.1:core/src/main/scala/kafka/zk/
+        ZkData.scala:58-79)."""
         payload: dict[str, object] = {
             "version": version,
             "brokerid": broker_id,
             "timestamp": str(timestamp_ms),
         }
         if version >= 2:
-            payload["kraftControllerEpoch"] = -1
+            payload["kraftControllerEpoch"] = kraft_controller_epoch
         return _dumps(payload)
 
     @staticmethod
     def decode(data: bytes | None) -> ControllerInfo:
         payload = _loads(ControllerZNode.path, data)
         epoch = payload.get("kraftControllerEpoch")
+        version = payload.get("version")
         return ControllerInfo(
             broker_id=_int(ControllerZNode.path, payload, "brokerid"),
             timestamp=str(payload.get("timestamp", "")),
             kraft_controller_epoch=epoch if type(epoch) is int else None,
+            version=version if type(version) is int else None,
         )
+
+
+class FeatureZNode:
+    """``/feature``: the finalized features a 2.7+ controller writes (version 1; 2 from metadata version 3.3-IV0,
+    3.3.2:core/src/main/scala/kafka/zk/ZkData.scala:890-1017). Only its version is read: a clue to the release."""
+
+    path = "/feature"
+
+    @staticmethod
+    def decode_version(data: bytes | None) -> int:
+        return _int(FeatureZNode.path, _loads(FeatureZNode.path, data), "version")
 
 
 class ReassignPartitionsZNode:
