@@ -227,6 +227,9 @@ class ClusterState:
     """Why the cluster is (or may be) migrating to KRaft (``/migration`` exists, or a KRaft controller holds
     ``/controller``; semantics §15), None when it is not. Znodes written then are not seen by the KRaft metadata,
     so every write is refused; reading and planning still work and say why nothing can be applied."""
+    kraft_migration_stage: str | None = None
+    """Where the migration stands, in words (``kafka.kraft_migration``: the quorum waiting, a KRaft controller
+    copying the metadata, dual-write, the brokers on KRaft, or a migration left behind); None when none is."""
     release_evidence: ReleaseEvidence | None = None
     """What the znodes read tell of the brokers' Kafka release (``kafka.cluster_release``); None when not read
     (a snapshot file written before kto read it)."""

@@ -299,7 +299,7 @@ def plan(
     removed = sorted(deleting, key=lambda s: s.name)
     plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
     if actual.kraft_migration is not None:
-        plans = [_no_writes(p, settings.name, actual.kraft_migration) if p.actions else p for p in plans]
+        plans = [_no_writes(p, settings, actual) if p.actions else p for p in plans]
     plans = _keep_rates_a_new_reassignment_needs(plans)
     declared = frozenset(by_name) | {spec.name for spec in removed}
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), actual.topics, declared)
@@ -478,14 +478,25 @@ class _Placement:
         return get_broker_metadatas(sorted([*self._registered, *unknown], key=lambda b: b.id), mode)
 
 
-def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan:
-    """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused."""
-    error = ClusterMigratingToKraftError(
-        f"Topic {topic_plan.topic} cannot be changed: cluster {cluster} is migrating to KRaft ({migration}), and "
-        "znodes written now would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing to it.",
-        field="cluster",
-        stricter_than_kafka=True,
+def _no_writes(topic_plan: TopicPlan, cluster: ClusterSpec, actual: ClusterState) -> TopicPlan:
+    """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused, with
+    where the migration stands. A topic created then would also lack the ``topic_id`` the migration reads from
+    every topic znode (the controller that adds it is gone once a KRaft controller takes over): said too."""
+    message = (
+        f"Topic {topic_plan.topic} cannot be changed: cluster {cluster.name} is migrating to KRaft "
+        f"({actual.kraft_migration}), and znodes written now would not be seen by the KRaft metadata, so "
+        "kafka-topic-operator writes nothing to it."
     )
+    if actual.kraft_migration_stage is not None:
+        message += f" The migration: {actual.kraft_migration_stage}."
+    if any(
+        isinstance(a, CreateTopic) for a in topic_plan.actions
+    ):  # a migration means 3.4+, whatever is declared
+        message += (
+            " A topic znode created now would have no topic_id, and the migration reads every topic's "
+            "(ZkTopicMigrationClient calls topicIdOpt.get): it would break the migration."
+        )
+    error = ClusterMigratingToKraftError(message, field="cluster", stricter_than_kafka=True)
     return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
 
 

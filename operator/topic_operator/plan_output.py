@@ -155,6 +155,7 @@ def cluster_problems(state: ClusterState, kafka_version: KafkaVersion | None) ->
         "unreadable_topics": dict(state.unreadable_topics),
         "unreadable_znodes": dict(state.unreadable_znodes),
         "kraft_migration": state.kraft_migration,
+        "kraft_migration_stage": state.kraft_migration_stage,
         "kafka_release": None
         if state.release_evidence is None
         else release_report(kafka_version, state.release_evidence),

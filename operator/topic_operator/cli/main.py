@@ -192,6 +192,8 @@ def _warn_about(
             "and writes nothing",
             file=sys.stderr,
         )
+        if state.kraft_migration_stage is not None:
+            print(f"note: the migration to KRaft: {state.kraft_migration_stage}", file=sys.stderr)
     for path, problem in state.unreadable_znodes.items():
         print(
             f"warning: {path} is not in a format Kafka writes, so it was left out: {problem}", file=sys.stderr

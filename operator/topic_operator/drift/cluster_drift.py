@@ -177,6 +177,7 @@ _FIELD_TYPES: Final[dict[str, Any]] = {
     "unreadable_topics": _map_of(_is_str),
     "unreadable_znodes": _map_of(_is_str),
     "kraft_migration": _is_str,
+    "kraft_migration_stage": _is_str,
     "kafka_release": lambda v: type(v) is dict,
     "topic": _is_str,
     "partitions": _partitions,

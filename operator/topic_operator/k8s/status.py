@@ -270,10 +270,18 @@ def cluster_status(
         "topics": {"managed": len(state.topics) - len(unmanaged), "unmanaged": len(unmanaged)},
         "unmanagedTopics": unmanaged[:MAX_UNMANAGED_LISTED],
         "unreadable": unreadable_znodes(state)[:MAX_UNREADABLE_LISTED],
-        "kraftMigration": one_line(state.kraft_migration) if state.kraft_migration is not None else None,
+        "kraftMigration": _migration(state),
         "kafkaRelease": kafka_release_status(kafka_version, state),
         "conditions": conditions,
     }
+
+
+def _migration(state: ClusterState) -> str | None:
+    """``status.kraftMigration``: why nothing is written, and where the migration stands."""
+    if state.kraft_migration is None:
+        return None
+    stage = f": {state.kraft_migration_stage}" if state.kraft_migration_stage is not None else ""
+    return one_line(f"{state.kraft_migration}{stage}")
 
 
 def kafka_release_status(kafka_version: KafkaVersion | None, state: ClusterState) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 
 from topic_operator.kafka.cluster_release import ReleaseEvidence
+from topic_operator.kafka.kraft_migration import MigrationFacts, migration_stage, stage_text
 from topic_operator.kafka.topic_names import names_own_znode
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 from topic_operator.zookeeper.bounded import (
@@ -59,6 +60,7 @@ __all__ = [
     "decode_brokers",
     "decode_singles",
     "kraft_migration",
+    "migration_stage_of",
     "read_cluster",
     "release_evidence_of",
     "topic_state",
@@ -170,6 +172,7 @@ def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str
         unreadable_topics=unreadable_topics,
         unreadable_znodes=dict(sorted(unreadable.items())),
         kraft_migration=facts.kraft_migration,
+        kraft_migration_stage=migration_stage_of(facts, len(broker_ids)),
         release_evidence=release_evidence_of(brokers, states, facts),
     )
 
@@ -210,6 +213,8 @@ class ClusterFacts:
     kraft_controller_epoch: int | None = None
     feature_version: int | None = None
     migration_present: bool = False
+    migration: MigrationFacts = field(default_factory=MigrationFacts)
+    """``/migration`` and ``/controller`` as the migration's stage is read from (brokers not counted yet)."""
 
 
 def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: Unreadable) -> ClusterFacts:
@@ -221,19 +226,24 @@ def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: 
 
     controller = decoded(ControllerZNode.path, ControllerZNode.decode)
     requested = decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or {}
+    migration = decoded(MigrationZNode.path, MigrationZNode.decode)
     return ClusterFacts(
+        migration=MigrationFacts(
+            migration_present=answers.get(MigrationZNode.path) is not None,
+            kraft_controller_id=migration.kraft_controller_id if migration else None,
+            kraft_controller_epoch=migration.kraft_controller_epoch if migration else None,
+            kraft_metadata_offset=migration.kraft_metadata_offset if migration else None,
+            kraft_metadata_epoch=migration.kraft_metadata_epoch if migration else None,
+            controller_broker=controller.broker_id if controller is not None else None,
+            controller_kraft_epoch=controller.kraft_controller_epoch if controller is not None else None,
+        ),
         controller_version=controller.version if controller is not None else None,
         kraft_controller_epoch=controller.kraft_controller_epoch if controller is not None else None,
         feature_version=decoded(FeatureZNode.path, FeatureZNode.decode_version),
         migration_present=answers.get(MigrationZNode.path) is not None,
         cluster_id=decoded(ClusterIdZNode.path, ClusterIdZNode.decode),
         controller=controller.broker_id if controller is not None else None,
-        kraft_migration=kraft_migration(
-            answers.get(MigrationZNode.path),
-            decoded(MigrationZNode.path, MigrationZNode.decode),
-            controller,
-            unreadable,
-        ),
+        kraft_migration=kraft_migration(answers.get(MigrationZNode.path), migration, controller, unreadable),
         reassigning=frozenset(requested),
         requested=requested,
     )
@@ -265,6 +275,13 @@ def kraft_migration(
             f"(kraftControllerEpoch {controller.kraft_controller_epoch})"
         )
     return None
+
+
+def migration_stage_of(facts: ClusterFacts, registered_brokers: int) -> str | None:
+    """The migration's stage in words (``kafka.kraft_migration``), None when no migration is under way."""
+    migration = replace(facts.migration, registered_brokers=registered_brokers)
+    stage = migration_stage(migration)
+    return None if stage is None else stage_text(stage, migration)
 
 
 def release_evidence_of(

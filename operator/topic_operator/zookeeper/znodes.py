@@ -589,28 +589,49 @@ class ReassignPartitionsZNode:
 class MigrationState:
     kraft_controller_id: int
     kraft_controller_epoch: int
+    kraft_metadata_offset: int = -1
+    kraft_metadata_epoch: int = -1
 
 
 class MigrationZNode:
+    """``/migration``, version 0 in every release that has it (3.4.1-3.9.0-rc3:core/src/main/scala/kafka/zk/
+    ZkData.scala ``MigrationZNode``): the KRaft controller's id and epoch and its metadata log's offset and epoch,
+    -1 until known."""
+
     path = "/migration"
 
     @staticmethod
-    def encode(kraft_controller_id: int, kraft_controller_epoch: int) -> bytes:
-        """As the KRaft controller writes it when the migration starts (offsets and epochs of its metadata log)."""
+    def encode(
+        kraft_controller_id: int,
+        kraft_controller_epoch: int,
+        kraft_metadata_offset: int = -1,
+        kraft_metadata_epoch: int = -1,
+    ) -> bytes:
+        """As the KRaft controller writes it: all -1 when its quorum starts, its id and epoch once it leads, its
+        metadata log's offset and epoch once the metadata is copied."""
         return _dumps(
             {
                 "version": 0,
                 "kraft_controller_id": kraft_controller_id,
                 "kraft_controller_epoch": kraft_controller_epoch,
-                "kraft_metadata_offset": -1,
-                "kraft_metadata_epoch": -1,
+                "kraft_metadata_offset": kraft_metadata_offset,
+                "kraft_metadata_epoch": kraft_metadata_epoch,
             }
         )
 
     @staticmethod
     def decode(data: bytes | None) -> MigrationState:
-        payload = _loads(MigrationZNode.path, data)
+        """Kafka's decoder refuses any version but 0 and needs all four fields."""
+        path = MigrationZNode.path
+        payload = _loads(path, data)
+        version = payload.get("version")
+        if version != 0 or type(version) is not int:
+            raise ZnodeFormatError(
+                path, f"Encountered unknown version {version} when parsing migration json {data!r}"
+            )
         return MigrationState(
-            kraft_controller_id=_int(MigrationZNode.path, payload, "kraft_controller_id"),
-            kraft_controller_epoch=_int(MigrationZNode.path, payload, "kraft_controller_epoch"),
+            kraft_controller_id=_int(path, payload, "kraft_controller_id"),
+            kraft_controller_epoch=_int(path, payload, "kraft_controller_epoch"),
+            kraft_metadata_offset=_int(path, payload, "kraft_metadata_offset"),
+            kraft_metadata_epoch=_int(path, payload, "kraft_metadata_epoch"),
         )
