@@ -397,7 +397,8 @@ def _describe(args: argparse.Namespace) -> int:
             client, partition_states=True, topics=args.topics or None, deadline=args.deadline
         )
     _warn_about(state, args.zookeeper, skip_topics=True, declared=args.kafka_version)
-    _note_release(state)
+    if args.kafka_version is not None:
+        _note_release(state)
     unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
     missing = sorted(set(args.topics) - set(state.topics) - set(unreadable))
     for line in describe_lines(
@@ -424,7 +425,8 @@ def _snapshot(args: argparse.Namespace) -> int:
     with _zookeeper(args.zookeeper, args.deadline) as client:
         state = read_cluster(client, partition_states=True, deadline=args.deadline)
     _warn_about(state, args.cluster, declared=args.kafka_version)
-    _note_release(state)
+    if args.kafka_version is not None:
+        _note_release(state)
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = rows_from_cluster(args.cluster, state, taken_at)
     lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
@@ -673,7 +675,9 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
     describe.add_argument("--under-replicated-partitions", action="store_true")
     describe.add_argument("--unavailable-partitions", action="store_true")
-    _add_kafka_version_option(describe, "to compare with the release ZooKeeper shows", default=False)
+    _add_kafka_version_option(
+        describe, "to compare with the release ZooKeeper shows (which is then printed too)", default=False
+    )
     _add_deadline_option(describe)
     describe.set_defaults(handler=_describe)
 
@@ -681,7 +685,11 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
     snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
-    _add_kafka_version_option(snapshot, "to compare with the release ZooKeeper shows", default=False)
+    _add_kafka_version_option(
+        snapshot,
+        "to compare with the release ZooKeeper shows (which the header records anyway)",
+        default=False,
+    )
     _add_deadline_option(snapshot)
     snapshot.set_defaults(handler=_snapshot)
 
