@@ -31,6 +31,14 @@ def cluster_document(version: str) -> str:
     )
 
 
+def gzip_topic_of_a_3_9_cluster(tmp_path: Path) -> Path:
+    """A KafkaCluster declaring 3.9 and a topic setting 3.8's compression.gzip.level."""
+    manifests = tmp_path / "m.yaml"
+    topic = kafka_topic("orders", 3, config="{compression.gzip.level: 9}")
+    manifests.write_text("---\n".join([cluster_document("3.9"), topic]))
+    return manifests
+
+
 def kafka_of(zk: KazooClient, version: tuple[int, int]) -> None:
     bootstrap_cluster(zk, CLUSTER_ID)
     register_brokers(zk, SIX_BROKERS_THREE_RACKS, kafka_version=version)
@@ -40,12 +48,7 @@ def test_a_3_3_controller_under_a_3_9_declaration_is_warned_about_and_capped(
     zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kafka_of(zk, (3, 3))
-    manifests = tmp_path / "m.yaml"
-    manifests.write_text(
-        "---\n".join(
-            [cluster_document("3.9"), kafka_topic("orders", 3, config="{compression.gzip.level: 9}")]
-        )
-    )
+    manifests = gzip_topic_of_a_3_9_cluster(tmp_path)
     code, out, err = kto(
         capsys, "plan", "-f", str(manifests), "--zookeeper", zk_chroot.connect_string, "-o", "json"
     )
@@ -96,13 +99,8 @@ def test_a_cluster_matching_its_declaration_says_nothing_more(
     zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kafka_of(zk, (3, 9))
-    manifests = tmp_path / "m.yaml"
-    manifests.write_text(
-        "---\n".join(
-            [cluster_document("3.9"), kafka_topic("orders", 3, config="{compression.gzip.level: 9}")]
-        )
-    )
-    code, out, err = kto(
+    manifests = gzip_topic_of_a_3_9_cluster(tmp_path)
+    code, _, err = kto(
         capsys, "apply", "-f", str(manifests), "--zookeeper", zk_chroot.connect_string, "--yes"
     )
     assert code == 0, err
