@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
+from topic_operator.kafka.broker_settings import BrokerSettings
+from topic_operator.kafka.cluster_release import ReleaseEvidence
+from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 __all__ = [
     "BROKER_IDS_PATH",
@@ -92,17 +95,20 @@ class ClusterSpec:
     """How to reach one Kafka cluster's ZooKeeper and what the project may do there.
 
     ``zookeeper_connect`` is a connect string with optional chroot (``zk-0:2181,zk-1:2181/kafka``).
-    ``allowed_topic_prefixes`` limits which topic names may be managed (empty: any). ``kafka_version`` decides
-    which topic configs exist (keys added in 3.6 are unknown to older brokers).
+    ``allowed_topic_prefixes`` limits which topic names may be managed (empty: any). ``kafka_version`` is the
+    brokers' release line (2.0 to 3.9): topic configs are judged and znodes written as that release does.
+    ``broker_settings``: the brokers' own settings that Kafka's config checks read (none stated: Kafka's
+    defaults).
     """
 
     name: str
     zookeeper_connect: str
     allow_delete: bool = False
     allowed_topic_prefixes: tuple[str, ...] = ()
-    kafka_version: tuple[int, int] = (3, 4)
+    kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION
     source: str = ""
     reassignment: ReassignmentPolicy = field(default_factory=ReassignmentPolicy)
+    broker_settings: BrokerSettings = field(default_factory=BrokerSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,10 @@ class Broker:
     rack: str | None = None
     endpoints: tuple[str, ...] = ()
     epoch: int = 0
+    registration_version: int | None = field(default=None, compare=False)
+    """The registration's JSON version (5 from inter-broker protocol 2.7, 4 before): a clue to the release."""
+    features: tuple[str, ...] = field(default=(), compare=False)
+    """The feature names the registration lists (none, for every ZooKeeper-mode broker from 2.7 to 3.9)."""
 
     def metadata(self) -> BrokerMetadata:
         return BrokerMetadata(self.id, self.rack)
@@ -165,6 +175,12 @@ class TopicState:
     unreadable_partition_states: Mapping[int, str] = field(default_factory=dict)
     """Partitions whose state znode is not in a format Kafka writes (partition -> problem): their leader and ISR
     are unknown, not absent. Only filled when partition states were asked for."""
+    format_version: int | None = None
+    """The topic znode's own ``version`` field (1 up to Kafka 2.3, 2 from 2.4, 3 from 2.8; None when absent):
+    which release wrote it, and the least a rewrite must keep."""
+    requested_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict, compare=False)
+    """The target replicas ``/admin/reassign_partitions`` asks for (partition -> replicas): before Kafka 2.4 the
+    only record of a reassignment's moves, since the topic znode has no adding/removing maps."""
     created_ms: int | None = field(default=None, compare=False)
     """When the topic znode was created (ZooKeeper's ``ctime``, ms since the epoch; None when not read, as from a
     snapshot file): tells a topic that appeared after its KafkaTopic was declared from one that was there before."""
@@ -214,6 +230,12 @@ class ClusterState:
     """Why the cluster is (or may be) migrating to KRaft (``/migration`` exists, or a KRaft controller holds
     ``/controller``; semantics §15), None when it is not. Znodes written then are not seen by the KRaft metadata,
     so every write is refused; reading and planning still work and say why nothing can be applied."""
+    kraft_migration_stage: str | None = None
+    """Where the migration stands, in words (``kafka.kraft_migration``: the quorum waiting, a KRaft controller
+    copying the metadata, dual-write, the brokers on KRaft, or a migration left behind); None when none is."""
+    release_evidence: ReleaseEvidence | None = None
+    """What the znodes read tell of the brokers' Kafka release (``kafka.cluster_release``); None when not read
+    (a snapshot file written before kto read it)."""
 
     @property
     def broker_metadata(self) -> list[BrokerMetadata]:

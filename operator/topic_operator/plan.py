@@ -29,6 +29,8 @@ from topic_operator.kafka.assignment import (
     get_broker_metadatas,
     validate_replica_assignment,
 )
+from topic_operator.kafka.broker_settings import BrokerSettings
+from topic_operator.kafka.cluster_release import release_bounds, release_for_writing
 from topic_operator.kafka.errors import (
     AdminOperationError,
     ClusterMigratingToKraftError,
@@ -51,7 +53,18 @@ from topic_operator.kafka.reassignment import (
     moves_between,
     throttled_replicas,
 )
-from topic_operator.kafka.topic_configs import ComparableValue, comparable_config, validate_topic_config
+from topic_operator.kafka.releases import (
+    PENDING_DELETION_REFUSED,
+    REASSIGNMENT_API,
+    KafkaVersion,
+    format_version,
+)
+from topic_operator.kafka.topic_configs import (
+    ComparableValue,
+    comparable_config,
+    remote_storage_turned_off,
+    validate_topic_config,
+)
 from topic_operator.kafka.topic_names import (
     TopicNameIndex,
     is_internal,
@@ -64,6 +77,7 @@ from topic_operator.kafka.znode_payloads import (
     too_large,
     topic_payload,
     topic_payload_size_bounds,
+    topic_znode_version_of,
 )
 from topic_operator.model import ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
 
@@ -96,6 +110,8 @@ class CreateTopic:
     assignment: Mapping[int, tuple[int, ...]]
     config: Mapping[str, str] = field(default_factory=dict)
     orphan_config_version: int | None = None
+    topic_znode_format: int = 3
+    """The topic znode version to write: the one the cluster's release writes (1 before 2.4, 2 before 2.8)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +126,9 @@ class AddPartitions:
     topic_id: str | None = None
     adding_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     removing_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    topic_znode_format: int = 3
+    """The topic znode version to write: the cluster's release's, or the one read when that is newer (what it
+    holds is kept: a newer controller wrote it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,15 +282,16 @@ def plan(
     """Plan one cluster: ``desired`` are the declared topics of this cluster, ``deleting`` the declarations being
     removed (only their ``deletionPolicy`` matters), ``cluster`` its policy (None: no deletion, no prefix limit,
     Kafka 3.4 configs)."""
-    settings = (
-        cluster if cluster is not None else ClusterSpec(name=_cluster_name(desired), zookeeper_connect="")
+    settings = _writing_release(
+        cluster if cluster is not None else ClusterSpec(name=_cluster_name(desired), zookeeper_connect=""),
+        actual,
     )
     by_name: dict[str, list[TopicSpec]] = {}
     for spec in desired:
         by_name.setdefault(spec.name, []).append(spec)
     names = TopicNameIndex(actual.topics)
     placement = _Placement(actual)
-    configs = _ConfigMemo(settings.kafka_version)
+    configs = _ConfigMemo(settings.kafka_version, settings.broker_settings)
     plans = [
         _plan_declared(specs, actual, settings, names, placement, configs, seed)
         for _, specs in sorted(by_name.items())
@@ -279,10 +299,25 @@ def plan(
     removed = sorted(deleting, key=lambda s: s.name)
     plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
     if actual.kraft_migration is not None:
-        plans = [_no_writes(p, settings.name, actual.kraft_migration) if p.actions else p for p in plans]
+        plans = [_no_writes(p, settings, actual) if p.actions else p for p in plans]
     plans = _keep_rates_a_new_reassignment_needs(plans)
     declared = frozenset(by_name) | {spec.name for spec in removed}
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), actual.topics, declared)
+
+
+def _writing_release(settings: ClusterSpec, actual: ClusterState) -> ClusterSpec:
+    """The cluster as the plan judges and writes it: its declared release, unless ZooKeeper shows it runs an
+    older one, whose configs and formats are then followed, so that nothing it cannot read is written
+    (``kafka.cluster_release``; the contradiction itself is reported where the cluster is)."""
+    if actual.release_evidence is None:
+        return settings
+    bounds = release_bounds(actual.release_evidence)
+    writing = release_for_writing(settings.kafka_version, bounds)
+    return (
+        settings
+        if writing == settings.kafka_version
+        else dataclasses.replace(settings, kafka_version=writing)
+    )
 
 
 def _keep_rates_a_new_reassignment_needs(plans: list[TopicPlan]) -> list[TopicPlan]:
@@ -329,8 +364,9 @@ class _ConfigMemo:
     """Fleets repeat a few config sets across thousands of topics; validating and canonicalising each distinct
     set once per plan removes nearly half of the planning time. Failures are not cached (they raise again)."""
 
-    def __init__(self, kafka_version: tuple[int, int]) -> None:
+    def __init__(self, kafka_version: KafkaVersion, broker: BrokerSettings) -> None:
         self._kafka_version = kafka_version
+        self._broker = broker
         self._valid: set[frozenset[tuple[str, str]]] = set()
         self._comparable: dict[frozenset[tuple[str, str]], dict[str, ComparableValue]] = {}
         self._sizes: dict[frozenset[tuple[str, str]], int] = {}
@@ -338,7 +374,7 @@ class _ConfigMemo:
     def validate(self, config: Mapping[str, str]) -> None:
         key = frozenset(config.items())
         if key not in self._valid:
-            validate_topic_config(config, kafka_version=self._kafka_version)
+            validate_topic_config(config, kafka_version=self._kafka_version, broker=self._broker)
             self._valid.add(key)
 
     def size(self, config: Mapping[str, str]) -> int:
@@ -442,14 +478,25 @@ class _Placement:
         return get_broker_metadatas(sorted([*self._registered, *unknown], key=lambda b: b.id), mode)
 
 
-def _no_writes(topic_plan: TopicPlan, cluster: str, migration: str) -> TopicPlan:
-    """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused."""
-    error = ClusterMigratingToKraftError(
-        f"Topic {topic_plan.topic} cannot be changed: cluster {cluster} is migrating to KRaft ({migration}), and "
-        "znodes written now would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing to it.",
-        field="cluster",
-        stricter_than_kafka=True,
+def _no_writes(topic_plan: TopicPlan, cluster: ClusterSpec, actual: ClusterState) -> TopicPlan:
+    """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused, with
+    where the migration stands. A topic created then would also lack the ``topic_id`` the migration reads from
+    every topic znode (the controller that adds it is gone once a KRaft controller takes over): said too."""
+    message = (
+        f"Topic {topic_plan.topic} cannot be changed: cluster {cluster.name} is migrating to KRaft "
+        f"({actual.kraft_migration}), and znodes written now would not be seen by the KRaft metadata, so "
+        "kafka-topic-operator writes nothing to it."
     )
+    if actual.kraft_migration_stage is not None:
+        message += f" The migration: {actual.kraft_migration_stage}."
+    if any(
+        isinstance(a, CreateTopic) for a in topic_plan.actions
+    ):  # a migration means 3.4+, whatever is declared
+        message += (
+            " A topic znode created now would have no topic_id, and the migration reads every topic's "
+            "(ZkTopicMigrationClient calls topicIdOpt.get): it would break the migration."
+        )
+    error = ClusterMigratingToKraftError(message, field="cluster", stricter_than_kafka=True)
     return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
 
 
@@ -471,10 +518,11 @@ class _ZnodeSize:
         max_broker_id: int | None,
         *,
         topic_id: bool = False,
+        znode_format: int = 3,
     ) -> None:
         self._topic, self._what, self._extra = topic, what, extra
         self._low, self._high = topic_payload_size_bounds(
-            partitions, max(replicas, 0), topic_id=topic_id, max_broker_id=max_broker_id
+            partitions, max(replicas, 0), topic_id=topic_id, max_broker_id=max_broker_id, version=znode_format
         )
 
     def before_placement(self) -> None:
@@ -531,7 +579,7 @@ def _check_declaration(
     spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec, configs: _ConfigMemo
 ) -> None:
     """Rules that hold whether the topic exists or not: name, ownership limits, readable state, valid config."""
-    validate_topic_name(spec.name)
+    validate_topic_name(spec.name, kafka_version=cluster.kafka_version)
     if is_internal(spec.name):
         raise InvalidRequestError(
             f"Topic {spec.name} is a Kafka internal topic: kafka-topic-operator never creates, changes or deletes it.",
@@ -566,15 +614,29 @@ def _plan_create(
 ) -> TopicPlan:
     """``validateTopicCreate`` then placement (semantics §3.1-§3.3)."""
     if spec.name in actual.marked_for_deletion:
-        raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
+        if cluster.kafka_version >= PENDING_DELETION_REFUSED:
+            raise TopicExistsError(f"Topic '{spec.name}' is marked for deletion.", field="topicName")
+        raise TopicExistsError(
+            f"Topic '{spec.name}' is marked for deletion. (Kafka {format_version(cluster.kafka_version)} would "
+            "create it, and its controller would then delete the new topic: the check arrived in 3.1.)",
+            field="topicName",
+            stricter_than_kafka=True,
+        )
     validate_no_collision(spec.name, names)
     config_size = configs.size(spec.config)
     what = (
         f"the request creating /brokers/topics/{spec.name} ({spec.partitions} partitions x {spec.replicas} "
         f"replicas) and /config/topics/{spec.name}"
     )
+    znode_format = topic_znode_version_of(cluster.kafka_version)
     size_check = _ZnodeSize(
-        spec.name, what, spec.partitions, spec.replicas, config_size, placement.max_broker_id
+        spec.name,
+        what,
+        spec.partitions,
+        spec.replicas,
+        config_size,
+        placement.max_broker_id,
+        znode_format=znode_format,
     )
     size_check.before_placement()
     if spec.replica_assignment is not None:
@@ -584,10 +646,10 @@ def _plan_create(
         rng = random.Random(seed_for(cluster.name, spec.name, seed))
         placed = assign_replicas_to_brokers(brokers, spec.partitions, spec.replicas, rng=rng)
         assignment = {p: tuple(replicas) for p, replicas in placed.items()}
-    size_check.after_placement(lambda: topic_payload(assignment))
+    size_check.after_placement(lambda: topic_payload(assignment, version=znode_format))
     names.add(spec.name)
     config = dict(spec.config)
-    action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name))
+    action = CreateTopic(spec.name, assignment, config, actual.orphan_configs.get(spec.name), znode_format)
     changes = (
         Change("partitions", None, spec.partitions),
         Change("replicas", None, spec.replicas),
@@ -627,7 +689,7 @@ def _plan_existing(
     changes: list[Change] = []
     if current.marked_for_deletion:
         rejections.append(InvalidTopicError("The topic is queued for deletion.", field="topicName"))
-    reassigning = _reassigning(current)
+    reassigning = _reassigning(current, cluster)
     placed = _assignment_after_reassignment(current, reassigning)
     replication_factor = len(placed.get(0, ()))
     moved = _moved_partitions(spec, placed)
@@ -636,6 +698,8 @@ def _plan_existing(
     changes.extend(Change(f"replicaAssignment.{p}", list(placed[p]), list(declared)) for p, declared in moved)
     replica_change = spec.replicas != replication_factor or bool(moved)
     reassign: Reassign | None = None
+    if replica_change and reassigning is not None and cluster.kafka_version < REASSIGNMENT_API:
+        rejections.append(_cannot_change_a_running_reassignment(spec, cluster))
     if replica_change and not cluster.reassignment.enabled:
         rejections.extend(_replica_change_not_enabled(spec, cluster, replication_factor, moved))
     elif replica_change and reassigning is None:
@@ -648,10 +712,14 @@ def _plan_existing(
         changes.append(Change("partitions", current.partition_count, spec.partitions))
         if not moved and not (replica_change and cluster.reassignment.enabled):
             try:
-                actions.append(_grow(spec, current, placement))
+                actions.append(_grow(spec, current, cluster, placement))
             except KafkaError as error:
                 rejections.append(error)
-    config_change = _config_change(spec, current, configs, cluster, placement, reassigning)
+    try:
+        config_change = _config_change(spec, current, configs, cluster, placement, reassigning)
+    except KafkaError as error:  # a change the cluster's brokers would refuse to apply (3.9)
+        rejections.append(error)
+        config_change = None
     if config_change is not None:
         action, config_changes = config_change
         changes.extend(config_changes)
@@ -677,11 +745,33 @@ def _plan_existing(
     )
 
 
-def _reassigning(current: TopicState) -> tuple[PartitionMove, ...] | None:
-    """The moves in flight when the topic is being reassigned (possibly none yet), else None."""
+def _reassigning(current: TopicState, cluster: ClusterSpec) -> tuple[PartitionMove, ...] | None:
+    """The moves in flight when the topic is being reassigned (possibly none yet), else None. Before 2.4 the
+    topic znode lists each moving partition's old and new replicas together, with no adding/removing maps: the
+    request znode's targets are then the only record of where the partitions go."""
     if not current.reassignment_in_progress:
         return None
-    return tuple(in_flight(current.partitions, current.adding_replicas, current.removing_replicas))
+    moves = in_flight(current.partitions, current.adding_replicas, current.removing_replicas)
+    if not moves and cluster.kafka_version < REASSIGNMENT_API:
+        moves = [
+            PartitionMove(p, current.partitions.get(p, ()), target)
+            for p, target in sorted(current.requested_replicas.items())
+            if current.partitions.get(p, ()) != target
+        ]
+    return tuple(moves)
+
+
+def _cannot_change_a_running_reassignment(spec: TopicSpec, cluster: ClusterSpec) -> KafkaError:
+    """Before 2.4 nothing can cancel or redirect a reassignment once requested (KIP-455 brought that in 2.4, and
+    then only through the AlterPartitionReassignments API): a declaration that differs from the one running
+    waits for it, and says so."""
+    return ReassignmentInProgressError(
+        f"Topic {spec.name} is being reassigned, and its declared replicas differ from the reassignment's target: "
+        f"Kafka {format_version(cluster.kafka_version)} cannot cancel or change a partition reassignment in "
+        "progress (that arrived in 2.4, with KIP-455); declare the target replicas until it finishes, then the "
+        "change.",
+        field="replicas",
+    )
 
 
 def _assignment_after_reassignment(
@@ -793,7 +883,7 @@ def _with_throttles(config: Mapping[str, str], reassign: Reassign) -> dict[str, 
     return {**without, **{k: v for k, v in lists.items() if v}}  # a decrease adds no follower: no empty list
 
 
-def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPartitions:
+def _grow(spec: TopicSpec, current: TopicState, cluster: ClusterSpec, placement: _Placement) -> AddPartitions:
     """Kafka's addPartitions: a decrease is ``InvalidPartitionsError`` in Kafka's words; new partitions continue
     Kafka's placement, or take the declared lists for the new ids."""
     if current.reassignment_in_progress and spec.partitions > current.partition_count:
@@ -815,6 +905,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         f"its assignment znode /brokers/topics/{spec.name} ({spec.partitions} partitions x "
         f"{current.replication_factor} replicas)"
     )
+    znode_format = _rewritten_format(current, cluster)
     size_check = _ZnodeSize(
         spec.name,
         what,
@@ -823,6 +914,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         0,
         None,  # existing partitions may name brokers long gone, with longer ids than any registered
         topic_id=current.topic_id is not None,
+        znode_format=znode_format,
     )
     size_check.before_placement()
     brokers = (
@@ -835,6 +927,7 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
             current.topic_id,
             current.adding_replicas,
             current.removing_replicas,
+            version=znode_format,
         ),
         always=bool(current.adding_replicas or current.removing_replicas),
     )
@@ -846,7 +939,22 @@ def _grow(spec: TopicSpec, current: TopicState, placement: _Placement) -> AddPar
         current.topic_id,
         current.adding_replicas,
         current.removing_replicas,
+        znode_format,
     )
+
+
+def _rewritten_format(current: TopicState, cluster: ClusterSpec) -> int:
+    """The version a rewrite of the topic znode has: the cluster's release's (as its AdminZkClient would write
+    it), but never one without a field the znode holds: a topic id or a reassignment in flight, written by a
+    newer controller than the declared release, is kept, not dropped."""
+    needed = (
+        3
+        if current.topic_id is not None
+        else 2
+        if current.adding_replicas or current.removing_replicas
+        else 1
+    )
+    return max(topic_znode_version_of(cluster.kafka_version), needed)
 
 
 def _config_change(
@@ -870,6 +978,9 @@ def _config_change(
     before, after = configs.comparable(current.config), configs.comparable(wanted)
     if before == after:
         return None
+    turned_off = remote_storage_turned_off(current.config, wanted, kafka_version=cluster.kafka_version)
+    if turned_off is not None:
+        raise turned_off
     changes = [
         Change(f"config.{key}", current.config.get(key), wanted.get(key))
         for key in sorted(set(before) | set(after))

@@ -17,9 +17,12 @@ from typing import Any, Final
 
 import orjson
 
+from topic_operator.kafka.cluster_release import release_report
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.reassignment import PartitionMove
+from topic_operator.kafka.releases import KafkaVersion
 from topic_operator.message_text import one_line
+from topic_operator.model import ClusterState
 from topic_operator.plan import (
     Action,
     AddPartitions,
@@ -35,6 +38,7 @@ from topic_operator.plan import (
 __all__ = [
     "GITHUB_COMMENT_LIMIT",
     "action_to_dict",
+    "cluster_problems",
     "error_to_dict",
     "plan_json",
     "plan_to_dict",
@@ -66,6 +70,7 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "assignment": _partitions(action.assignment),
                 "config": dict(sorted(action.config.items())),
                 "orphan_config_version": action.orphan_config_version,
+                **_older_format(action.topic_znode_format),
             }
         case AddPartitions():
             return {
@@ -73,6 +78,7 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "topic": action.topic,
                 "new_partitions": _partitions(action.new_partitions),
                 "expected_version": action.expected_version,
+                **_older_format(action.topic_znode_format),
             }
         case AlterConfig():
             altered: dict[str, Any] = {
@@ -97,6 +103,12 @@ def action_to_dict(action: Action) -> dict[str, Any]:
                 "config": None if action.config is None else dict(sorted(action.config.items())),
                 "config_expected_version": action.config_expected_version,
             }
+
+
+def _older_format(version: int) -> dict[str, int]:
+    """``topic_znode_format`` when a topic znode is written in a format older than 2.8's (version 3): shown for
+    clusters before 2.8, absent otherwise, so a 2.8+ plan reads as it always has."""
+    return {} if version == 3 else {"topic_znode_format": version}
 
 
 def _move_to_dict(move: PartitionMove) -> dict[str, Any]:
@@ -146,6 +158,20 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "summary": {status.value: count for status, count in status_counts(plan).items()},
         "topics": [_topic_to_dict(t) for t in plan.topics],
         "unmanaged": list(plan.unmanaged),
+    }
+
+
+def cluster_problems(state: ClusterState, kafka_version: KafkaVersion | None) -> dict[str, Any]:
+    """What the cluster holds that kto cannot read or must not write, and what ZooKeeper shows of its release
+    against ``kafka_version``: the keys ``kto plan -o json`` and the drift job's plan files add to the plan."""
+    return {
+        "unreadable_topics": dict(state.unreadable_topics),
+        "unreadable_znodes": dict(state.unreadable_znodes),
+        "kraft_migration": state.kraft_migration,
+        "kraft_migration_stage": state.kraft_migration_stage,
+        "kafka_release": None
+        if state.release_evidence is None
+        else release_report(kafka_version, state.release_evidence),
     }
 
 

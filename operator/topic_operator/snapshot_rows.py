@@ -8,11 +8,13 @@ Schema version 2 (written). The header row, one per cluster and snapshot, has ``
     {"schema": 2, "cluster": str, "taken_at": str (ISO 8601), "topic": null, "cluster_id": str|null,
      "controller": int|null, "brokers": [{"id": int, "rack": str|null}], "marked_for_deletion": [str],
      "orphan_configs": {str: int}, "unreadable_topics": {str: str},
-     "unreadable_znodes": {str: str}, "kraft_migration": str|null}
+     "unreadable_znodes": {str: str}, "kraft_migration": str|null,
+     "kraft_migration_stage": str|null, "kafka_release": {...}|null}
 
 ``unreadable_znodes`` (path -> problem: broker registrations, ``/controller``, ``/cluster/id``, partition states,
-``/admin/reassign_partitions``, ``/migration``) and ``kraft_migration`` (why the cluster must not be written, or
-null) were added later within version 2: readers that do not know them ignore them, and files without them read as
+``/admin/reassign_partitions``, ``/migration``), ``kraft_migration`` (why the cluster must not be written, or
+null), ``kraft_migration_stage`` (where the migration stands, in words) and ``kafka_release`` (what the znodes tell of the brokers' release: ``ReleaseEvidence.to_dict``, or null)
+were added later within version 2: readers that do not know them ignore them, and files without them read as
 none found. They are not among ``HEADER_FIELDS``, which readers compare to tell two snapshots apart.
 
 and each topic row carries the header's ``taken_at``, which ties it to its header:
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from topic_operator.kafka.cluster_release import ReleaseEvidence
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 
 __all__ = [
@@ -60,7 +63,12 @@ HEADER_FIELDS: Final = (
 )
 """What a cluster's topics share, written once in its header row (and on every row by version 1)."""
 
-ADDED_HEADER_FIELDS: Final = ("unreadable_znodes", "kraft_migration")
+ADDED_HEADER_FIELDS: Final = (
+    "unreadable_znodes",
+    "kraft_migration",
+    "kraft_migration_stage",
+    "kafka_release",
+)
 """Header fields added within version 2 (see the module's docstring): read when present, absent meaning none."""
 
 
@@ -78,6 +86,8 @@ def _header_row(cluster: str, state: ClusterState, taken_at: str) -> dict[str, A
         "unreadable_topics": dict(sorted(state.unreadable_topics.items())),
         "unreadable_znodes": dict(sorted(state.unreadable_znodes.items())),
         "kraft_migration": state.kraft_migration,
+        "kraft_migration_stage": state.kraft_migration_stage,
+        "kafka_release": state.release_evidence.to_dict() if state.release_evidence is not None else None,
     }
 
 
@@ -166,7 +176,20 @@ def cluster_from_rows(header: Mapping[str, Any], topic_rows: Iterable[Mapping[st
         unreadable_topics=dict(header.get("unreadable_topics") or {}),
         unreadable_znodes=dict(header.get("unreadable_znodes") or {}),
         kraft_migration=header.get("kraft_migration"),
+        kraft_migration_stage=header.get("kraft_migration_stage"),
+        release_evidence=_release_evidence(header.get("kafka_release")),
     )
+
+
+def _release_evidence(value: object) -> ReleaseEvidence | None:
+    """The header's ``kafka_release``; absent (an older file) or not in the form written is None: the release
+    was not read, which is not the same as read and telling nothing."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return ReleaseEvidence.from_dict(value)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _shared(row: Mapping[str, Any]) -> dict[str, Any]:

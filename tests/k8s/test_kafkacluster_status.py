@@ -139,3 +139,31 @@ def test_a_cluster_migrating_to_kraft_is_not_ready_and_gets_no_write(
     assert "KRaft" in ready(orders)["message"]
     assert kafka_zk.exists("/brokers/topics/orders") is None
     assert kafka_zk.exists("/config/topics/orders") is None
+
+
+def test_the_release_zookeeper_shows_is_reported_with_a_warning_when_it_contradicts(
+    world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    """The simulated brokers register as 3.9 brokers do (/controller version 2): a KafkaCluster declaring 3.3 is
+    told, in its status and its Ready message, with both releases."""
+    declared_old = kafka_cluster("old", zk_chroot.connect_string, kafkaVersion="3.3")
+    matching = kafka_cluster("match", zk_chroot.connect_string, kafkaVersion="3.9")
+
+    async def scenario() -> None:
+        await world.cluster_changed(declared_old)
+        await world.cluster_changed(matching)
+
+    world.run(scenario)
+    release = declared_old["status"]["kafkaRelease"]
+    assert (release["declared"], release["seen"], release["writtenAs"]) == ("3.3", "3.4 or later", "3.3")
+    assert release["warning"].startswith(
+        "kafkaVersion 3.3 is declared, but ZooKeeper shows Kafka 3.4 or later"
+    )
+    assert (
+        "/controller is version 2 with kraftControllerEpoch, written by Kafka 3.4 or later"
+        in release["clues"]
+    )
+    assert release["warning"] in ready(declared_old)["message"]
+    assert ready(declared_old)["status"] == "True"  # a warning, not a refusal
+    assert "warning" not in matching["status"]["kafkaRelease"]
+    assert matching["status"]["kafkaRelease"]["writtenAs"] == "3.9"

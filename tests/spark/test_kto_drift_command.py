@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from topic_operator.drift.command import build_parser, main, register
 from topic_operator.drift.job import CLUSTER_PHASE
 from topic_operator.plan import plan
-from topic_operator.plan_output import plan_to_dict
+from topic_operator.plan_output import cluster_problems, plan_to_dict
 
 
 def write_manifests(fleet: Fleet, directory: Path) -> Path:
@@ -49,7 +49,11 @@ def test_drift_command_writes_every_output(
     from topic_operator.manifests.loader import load_manifests
 
     loaded = load_manifests([manifests])
-    expected = plan_to_dict(plan(loaded.topics_of("east"), fleet.states["east"], seed=3))
+    east = fleet.states["east"]
+    expected = {
+        **plan_to_dict(plan(loaded.topics_of("east"), east, seed=3)),
+        **cluster_problems(east, (3, 4)),
+    }
     assert json.loads((out / "plans" / "east.json").read_text()) == expected
     assert spark.sparkContext._jsc is not None  # the test session was used, and left running
 

@@ -7,6 +7,7 @@ import pytest
 
 from topic_operator.kafka.topic_configs import (
     METADATA_VERSIONS,
+    OLDEST_SUPPORTED_KAFKA,
     TOPIC_CONFIGS,
     ConfigType,
     MetadataVersionValidator,
@@ -136,6 +137,8 @@ KEYS_3_6 = {
     "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
     "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
 }
+KEYS_3_8 = ("compression.gzip.level", "compression.lz4.level", "compression.zstd.level")
+KEYS_3_9 = ("remote.log.copy.disable", "remote.log.delete.on.disable")
 
 
 def test_the_3_4_names_come_in_kafkas_definition_order() -> None:
@@ -153,7 +156,8 @@ def test_the_3_6_keys_follow_the_timestamp_difference_key() -> None:
     difference = names.index("message.timestamp.difference.max.ms")
     assert names[difference + 1 : difference + 3] == list(KEYS_3_6)
     assert names[difference + 3] == "leader.replication.throttled.replicas"
-    assert len(names) == len(DEFINITION_ORDER_3_4) + 2
+    # the catalogue holds every line's keys: 3.4's, and those 3.6, 3.8 and 3.9 added
+    assert len(names) == len(DEFINITION_ORDER_3_4) + len(KEYS_3_6) + len(KEYS_3_8) + len(KEYS_3_9)
 
 
 def test_the_catalogue_is_exactly_the_table_of_section_7_1() -> None:
@@ -194,15 +198,23 @@ def test_remote_storage_keys_are_internal_and_exist_from_3_0() -> None:
 
 
 def test_every_other_key_is_available_from_the_oldest_supported_release() -> None:
+    # the oldest supported line is 2.0, whose LogConfig lacks only max.compaction.lag.ms (added in 2.3)
     older = set(TABLE_7_1) - {"remote.storage.enable", "local.retention.ms", "local.retention.bytes"}
-    assert {n for n, d in TOPIC_CONFIGS.items() if d.since == (2, 8)} == older
+    assert OLDEST_SUPPORTED_KAFKA == (2, 0)
+    assert {n for n, d in TOPIC_CONFIGS.items() if d.since == OLDEST_SUPPORTED_KAFKA} == older - {
+        "max.compaction.lag.ms"
+    }
+    assert TOPIC_CONFIGS["max.compaction.lag.ms"].since == (2, 3)
 
 
 def test_names_known_by_version() -> None:
+    assert len(topic_config_names((2, 0))) == 25
+    assert len(topic_config_names((2, 3))) == 26
     assert len(topic_config_names((2, 8))) == 26
     assert len(topic_config_names((3, 5))) == 29
     assert len(topic_config_names((3, 6))) == 31
-    assert len(topic_config_names((3, 9))) == 31
+    assert len(topic_config_names((3, 8))) == 34  # the three compression levels
+    assert len(topic_config_names((3, 9))) == 36  # and remote.log.copy.disable, remote.log.delete.on.disable
 
 
 def test_validators_carry_kafkas_rules() -> None:

@@ -31,7 +31,8 @@ from topic_operator.model import ClusterState, TopicSpec, TopicState
 __all__ = ["Export", "ExportedTopic", "TopicFilter", "cluster_document", "export_cluster"]
 
 KAFKA_VERSION: Final = "3.4"
-"""The kafkaVersion of an exported KafkaCluster: the newest whose topic configs kto knows."""
+"""The kafkaVersion of an exported KafkaCluster unless ``kto export --kafka-version`` says otherwise: the
+default release line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +66,13 @@ class Export:
     """One line per topic left out, and why."""
 
 
-def cluster_document(name: str, connect: str) -> dict[str, Any]:
+def cluster_document(name: str, connect: str, kafka_version: str = KAFKA_VERSION) -> dict[str, Any]:
     """The KafkaCluster an export's topics name (credentials and TLS are for the user to add)."""
     return {
         "apiVersion": API_VERSION,
         "kind": "KafkaCluster",
         "metadata": {"name": name},
-        "spec": {"zookeeper": {"connect": connect}, "kafkaVersion": KAFKA_VERSION},
+        "spec": {"zookeeper": {"connect": connect}, "kafkaVersion": kafka_version},
     }
 
 

@@ -60,6 +60,27 @@ def _deadline(text: str) -> float:
     return value
 
 
+def _kafka_version(text: str) -> tuple[int, int]:
+    """``--kafka-version``: a release line kto knows, "2.0" to "3.9"."""
+    from topic_operator.kafka.releases import UnknownKafkaVersionError, parse_kafka_version
+
+    try:
+        return parse_kafka_version(text)
+    except UnknownKafkaVersionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _version_text(version: tuple[int, int] | None) -> tuple[str, ...]:
+    """``--kafka-version`` as text, or nothing when not given (the callee's default)."""
+    return () if version is None else (f"{version[0]}.{version[1]}",)
+
+
+def _add_kafka_version_option(command: argparse.ArgumentParser, what: str, *, default: bool = True) -> None:
+    note = " (default 3.4)" if default else ""
+    command.add_argument("--kafka-version", type=_kafka_version, metavar="X.Y",
+                         help=f"the brokers' Kafka release line, 2.0 to 3.9, {what}{note}")  # fmt: skip
+
+
 @contextmanager
 def _zookeeper(connect: str, deadline: float, *, require_kafka: bool = True) -> Iterator[Any]:
     """A client on the cluster, closed (boundedly) at the end; refuses a path that is not a Kafka cluster.
@@ -100,14 +121,22 @@ def _declared(
     ``needs_zookeeper`` for. When no cluster can be chosen, the manifest errors are printed before the reason,
     since they are usually why (a missing file, a KafkaCluster declared twice).
     """
+    from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, format_version
     from topic_operator.manifests.loader import load_manifests
 
-    manifests = load_manifests(args.files)
+    fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
+    manifests = load_manifests(args.files, kafka_version=fallback)
     errors = [str(e) for e in manifests.errors]
     named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
     try:
         name = _chosen_cluster(args.cluster, named, manifests.summary(), bool(errors))
-        cluster = manifests.cluster(name) or ClusterSpec(name=name, zookeeper_connect="")
+        declared = manifests.cluster(name)
+        if declared is not None and args.kafka_version not in (None, declared.kafka_version):
+            raise UsageError(
+                f"--kafka-version {format_version(args.kafka_version)} contradicts KafkaCluster {name}'s "
+                f"spec.kafkaVersion {format_version(declared.kafka_version)}: change one of them"
+            )
+        cluster = declared or ClusterSpec(name=name, zookeeper_connect="", kafka_version=fallback)
         connect = args.zookeeper or cluster.zookeeper_connect
         if not connect and needs_zookeeper:
             invalid = any(
@@ -149,18 +178,18 @@ def _print_errors(errors: Sequence[str], stream: TextIO) -> None:
         print(f"error: {error}", file=stream)
 
 
-def _cluster_problems(state: ClusterState) -> dict[str, Any]:
-    """What the cluster holds that kto cannot read or must not write, for ``-o json`` outputs."""
-    return {
-        "unreadable_topics": dict(state.unreadable_topics),
-        "unreadable_znodes": dict(state.unreadable_znodes),
-        "kraft_migration": state.kraft_migration,
-    }
+def _warnings(
+    state: ClusterState, cluster: str, *, skip_topics: bool = False, declared: tuple[int, int] | None = None
+) -> list[str]:
+    """One line per znode kto could not read (named with its problem), one for a KRaft migration, and one when
+    ZooKeeper shows a release that contradicts the ``declared`` one, naming both."""
+    from topic_operator.kafka.cluster_release import release_bounds, release_conflict
 
-
-def _warnings(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> list[str]:
-    """One line per znode kto could not read (named with its problem), and one for a KRaft migration."""
     found = []
+    if declared is not None and state.release_evidence is not None:
+        conflict = release_conflict(declared, release_bounds(state.release_evidence))
+        if conflict is not None:
+            found.append(f"cluster {cluster}: {conflict}")
     if state.kraft_migration is not None:
         found.append(
             f"cluster {cluster} is migrating to KRaft ({state.kraft_migration}): kto reads and plans, "
@@ -175,9 +204,14 @@ def _warnings(state: ClusterState, cluster: str, *, skip_topics: bool = False) -
     return found
 
 
-def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False) -> None:
-    for warning in _warnings(state, cluster, skip_topics=skip_topics):
+def _warn_about(
+    state: ClusterState, cluster: str, *, skip_topics: bool = False, declared: tuple[int, int] | None = None
+) -> None:
+    """The ``_warnings`` on stderr, and where a KRaft migration stands."""
+    for warning in _warnings(state, cluster, skip_topics=skip_topics, declared=declared):
         print(f"warning: {warning}", file=sys.stderr)
+    if state.kraft_migration is not None and state.kraft_migration_stage is not None:
+        print(f"note: the migration to KRaft: {state.kraft_migration_stage}", file=sys.stderr)
 
 
 # -- plan / apply ---------------------------------------------------------------------------------------------
@@ -185,7 +219,7 @@ def _warn_about(state: ClusterState, cluster: str, *, skip_topics: bool = False)
 
 def _plan(args: argparse.Namespace) -> int:
     from topic_operator.plan import TopicStatus, plan
-    from topic_operator.plan_output import plan_json, render_plan_markdown, render_plan_text
+    from topic_operator.plan_output import cluster_problems, plan_json, render_plan_markdown, render_plan_text
     from topic_operator.zookeeper.snapshot import read_cluster
 
     cluster, topics, errors = _declared(args, needs_zookeeper=args.snapshot is None)
@@ -195,12 +229,13 @@ def _plan(args: argparse.Namespace) -> int:
     else:
         with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
             state = read_cluster(client, deadline=args.deadline)
-    _warn_about(state, cluster.name)
+    _warn_about(state, cluster.name, declared=cluster.kafka_version)
     result = plan(topics, state, cluster, seed=args.seed)
     if args.output == "json":
-        sys.stdout.write(plan_json(result, manifest_errors=errors, **_cluster_problems(state)))
+        problems = cluster_problems(state, cluster.kafka_version)
+        sys.stdout.write(plan_json(result, manifest_errors=errors, **problems))
     elif args.output == "markdown":
-        warnings = _warnings(state, cluster.name)
+        warnings = _warnings(state, cluster.name, declared=cluster.kafka_version)
         sys.stdout.write(render_plan_markdown(result, manifest_errors=errors, warnings=warnings))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
@@ -258,7 +293,7 @@ def _confirmed(args: argparse.Namespace) -> bool:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from topic_operator.plan_output import plan_to_dict, render_plan_text
+    from topic_operator.plan_output import cluster_problems, plan_to_dict, render_plan_text
     from topic_operator.reconcile import Reconciler, TopicOutcome
     from topic_operator.zookeeper.snapshot import read_cluster
 
@@ -269,7 +304,7 @@ def _apply(args: argparse.Namespace) -> int:
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
         state = read_cluster(client, deadline=args.deadline)
-        _warn_about(state, cluster.name)
+        _warn_about(state, cluster.name, declared=cluster.kafka_version)
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
@@ -295,7 +330,7 @@ def _apply(args: argparse.Namespace) -> int:
             ],
             "manifest_errors": errors,
             "interrupted": report.interrupted if report is not None else None,
-            **_cluster_problems(state),
+            **cluster_problems(state, cluster.kafka_version),
         }
         print(json.dumps(document, indent=2))
     else:
@@ -411,7 +446,9 @@ def _describe(args: argparse.Namespace) -> int:
         state = read_cluster(
             client, partition_states=True, topics=args.topics or None, deadline=args.deadline
         )
-    _warn_about(state, args.zookeeper, skip_topics=True)
+    _warn_about(state, args.zookeeper, skip_topics=True, declared=args.kafka_version)
+    if args.kafka_version is not None:
+        _note_release(state)
     unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
     missing = sorted(set(args.topics) - set(state.topics) - set(unreadable))
     for line in describe_lines(
@@ -437,7 +474,9 @@ def _snapshot(args: argparse.Namespace) -> int:
         _check_writable(output)
     with _zookeeper(args.zookeeper, args.deadline) as client:
         state = read_cluster(client, partition_states=True, deadline=args.deadline)
-    _warn_about(state, args.cluster)
+    _warn_about(state, args.cluster, declared=args.kafka_version)
+    if args.kafka_version is not None:
+        _note_release(state)
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = rows_from_cluster(args.cluster, state, taken_at)
     lines = "".join(json.dumps(row, separators=(",", ":"), sort_keys=True) + "\n" for row in rows)
@@ -449,6 +488,17 @@ def _snapshot(args: argparse.Namespace) -> int:
             f"snapshot: {len(state.topics)} topics, {len(state.brokers)} brokers of {args.cluster} -> {args.output}"
         )
     return EXIT_OK
+
+
+def _note_release(state: ClusterState) -> None:
+    """One stderr line: the Kafka release ZooKeeper shows, and the znode facts it is read from."""
+    from topic_operator.kafka.cluster_release import release_bounds
+
+    if state.release_evidence is None:
+        return
+    bounds = release_bounds(state.release_evidence)
+    clues = "; ".join(clue.text for clue in bounds.clues) or "no znode tells"
+    print(f"kafka release: ZooKeeper shows Kafka {bounds.seen} ({clues})", file=sys.stderr)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -510,7 +560,10 @@ def _export(args: argparse.Namespace) -> int:
         files.append(
             (
                 f"kafkacluster-{cluster}",
-                yaml.safe_dump(cluster_document(cluster, args.zookeeper), sort_keys=False),
+                yaml.safe_dump(
+                    cluster_document(cluster, args.zookeeper, *_version_text(args.kafka_version)),
+                    sort_keys=False,
+                ),
             )
         )
     for topic in exported.topics:
@@ -573,9 +626,12 @@ def _write_whole(output: Path, text: str) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION
     from topic_operator.manifests.loader import load_manifests
 
-    manifests = load_manifests(args.paths, check_cel=True)
+    manifests = load_manifests(
+        args.paths, check_cel=True, kafka_version=args.kafka_version or DEFAULT_KAFKA_VERSION
+    )
     for error in manifests.errors:
         print(error)
     for warning in manifests.warnings:
@@ -602,6 +658,7 @@ def _add_manifest_options(
                          help="ZooKeeper connect string with optional chroot, e.g. zk-0:2181,zk-1:2181/kafka "
                          "(default: the KafkaCluster's spec.zookeeper.connect)")  # fmt: skip
     command.add_argument("--cluster", metavar="NAME", help="which declared cluster (needed when several are)")
+    _add_kafka_version_option(command, "when no KafkaCluster among the manifests declares the cluster")
     command.add_argument("-o", "--output", choices=outputs, default="text")
     command.add_argument(
         "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
@@ -636,6 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="a manifest file, a directory of them, or - for standard input",
     )
+    _add_kafka_version_option(
+        validate,
+        "that checks the configs of topics whose cluster no KafkaCluster among the manifests declares",
+    )
     validate.set_defaults(handler=_validate)
 
     plan = commands.add_parser("plan", help="show what apply would change; exit 0 none, 2 changes, 1 errors")
@@ -669,6 +730,9 @@ def build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
     describe.add_argument("--under-replicated-partitions", action="store_true")
     describe.add_argument("--unavailable-partitions", action="store_true")
+    _add_kafka_version_option(
+        describe, "to compare with the release ZooKeeper shows (which is then printed too)", default=False
+    )
     _add_deadline_option(describe)
     describe.set_defaults(handler=_describe)
 
@@ -676,6 +740,11 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
     snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
+    _add_kafka_version_option(
+        snapshot,
+        "to compare with the release ZooKeeper shows (which the header records anyway)",
+        default=False,
+    )
     _add_deadline_option(snapshot)
     snapshot.set_defaults(handler=_snapshot)
 
@@ -692,6 +761,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--cluster", metavar="NAME",
                         help="the KafkaCluster the topics name, declared elsewhere (its document is not written)")  # fmt: skip
     export.add_argument("--format", choices=("kto", "strimzi"), default="kto")
+    _add_kafka_version_option(export, "written as the exported KafkaCluster's spec.kafkaVersion")
     export.add_argument("--with-assignment", action="store_true", help="declare every partition's replicas")
     export.add_argument("--include", metavar="REGEX", help="only topics whose whole name matches")
     export.add_argument("--exclude", metavar="REGEX", help="not the topics whose whole name matches")

@@ -49,6 +49,7 @@ def cluster_row(drift: ClusterDrift, schema: Any, sample_size: int) -> Any:
         "brokers": drift.brokers,
         "racks": drift.racks,
         "taken_at": drift.taken_at,
+        "kafka_release": drift.kafka_release,
         "document": drift.document,
         "plan": list(drift.plan.items()),
         "micros": int(drift.seconds * 1e6),

@@ -38,6 +38,8 @@ from topic_operator.drift.rules import (
     topic_health_findings,
     unobserved_finding,
 )
+from topic_operator.kafka.cluster_release import release_report
+from topic_operator.kafka.releases import KafkaVersion
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicStatus
 from topic_operator.snapshot_rows import (
@@ -97,6 +99,9 @@ class ClusterDrift:
     brokers: int = 0
     racks: int = 0
     taken_at: str | None = None
+    kafka_release: str | None = None
+    """What the snapshot's znodes tell of the brokers' release against the declared one, in words (with the
+    warning when they disagree); None when not observed or not read."""
     document: str | None = None
     """``plans/<cluster>.json``: the plan document, as ``kto plan -o json`` prints it; None when not observed."""
     plan: dict[str, int] = field(default_factory=dict)
@@ -172,6 +177,8 @@ _FIELD_TYPES: Final[dict[str, Any]] = {
     "unreadable_topics": _map_of(_is_str),
     "unreadable_znodes": _map_of(_is_str),
     "kraft_migration": _is_str,
+    "kraft_migration_stage": _is_str,
+    "kafka_release": lambda v: type(v) is dict,
     "topic": _is_str,
     "partitions": _partitions,
     "topic_id": _is_str,
@@ -650,12 +657,22 @@ def cluster_drift(
         brokers=len(state.brokers),
         racks=len({b.rack for b in state.brokers.values() if b.rack is not None}),
         taken_at=observed.taken_at,
+        kafka_release=release_line_text((settings or ClusterSpec(cluster, "")).kafka_version, state),
         document=result.document,
         plan={status.value: statuses[status] for status in TopicStatus},
         findings=sorted(findings, key=Finding.sort_key),
         loads=observed.loads,
         seconds=time.perf_counter() - started,
     )
+
+
+def release_line_text(declared: KafkaVersion, state: ClusterState) -> str | None:
+    """The report's line on the cluster's Kafka release: declared, what the snapshot shows, and the warning."""
+    if state.release_evidence is None:
+        return None
+    report = release_report(declared, state.release_evidence)
+    text = f"kafkaVersion {report['declared']}; ZooKeeper shows Kafka {report['seen']}"
+    return f"{text}. Warning: {report['warning']}" if report["warning"] else text
 
 
 # -- the run's message --------------------------------------------------------------------------------------------

@@ -69,6 +69,8 @@ class ClusterSummary:
     brokers: int = 0
     racks: int = 0
     taken_at: str | None = None
+    kafka_release: str | None = None
+    """The cluster's Kafka release, declared and as ZooKeeper shows it, with the warning when they disagree."""
     plan_file: str | None = None
     plan: dict[str, int] = field(default_factory=dict)
     """Topics per plan status (``create``, ``change``, ``rejected``...), as the plan document's summary."""
@@ -86,6 +88,7 @@ class ClusterSummary:
             "name": self.name,
             "observed": self.observed,
             "taken_at": self.taken_at,
+            "kafka_release": self.kafka_release,
             "brokers": self.brokers,
             "racks": self.racks,
             "declared_topics": self.declared,

@@ -459,6 +459,9 @@ def _cluster_section(
             f"<p class=meta>Snapshot taken at {_e(cluster.taken_at)}; {_e(cluster.brokers)} brokers in "
             f"{_e(cluster.racks)} racks; {_e(cluster.topics)} topics, {_e(cluster.declared)} declared.</p>"
         )
+        if cluster.kafka_release is not None:
+            warned = "Warning:" in cluster.kafka_release
+            parts.append(f"<p class={'error' if warned else 'meta'}>{_e(cluster.kafka_release)}</p>")
     if findings:
         rows: list[tuple[str, ...]] = [
             (_severity(f.severity), _e(f.kind), _e(f.topic or ""), _e(f.field), _e(f.desired), _e(f.actual), _e(f.action), _e(f.message))

@@ -121,6 +121,7 @@ def _cluster_summaries(
         if row["observed"]:
             summary.topics, summary.brokers, summary.racks = row["topics"], row["brokers"], row["racks"]
             summary.taken_at = row["taken_at"]
+            summary.kafka_release = row["kafka_release"]
             summary.plan_file = plan_file_name(name)
             summary.plan = dict(row["plan"])
         for kind, severity in row["kinds"]:

@@ -86,6 +86,7 @@ CLUSTER_DRIFT_SCHEMA: Final = StructType(
         StructField("brokers", IntegerType()),
         StructField("racks", IntegerType()),
         StructField("taken_at", StringType()),
+        StructField("kafka_release", StringType()),
         StructField("document", StringType()),
         StructField("plan", MapType(StringType(), LongType())),
         StructField("micros", LongType()),

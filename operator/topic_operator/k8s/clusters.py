@@ -17,7 +17,7 @@ from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.registry import ClusterHandle
-from topic_operator.k8s.status import cluster_status
+from topic_operator.k8s.status import cluster_status, kafka_release_status
 from topic_operator.k8s.topics import EventSpec, Verdict
 from topic_operator.manifests.loader import load_objects
 from topic_operator.zookeeper.errors import (
@@ -113,13 +113,22 @@ async def reconcile_cluster(
     unreadable = len(state.unreadable_znodes) + len(state.unreadable_topics)
     if unreadable:
         message += f"; {unreadable} znodes not in Kafka's format, listed in status.unreadable"
+    release = kafka_release_status(handle.spec.kafka_version, state)
+    if release is not None and "warning" in release:
+        message += f"; {release['warning']}"
     if state.kraft_migration is not None:
         message += f"; migrating to KRaft, so nothing is written to it: {state.kraft_migration}"
         ready = Condition(READY, False, Reason.KRAFT_MIGRATION, message)
     else:
         ready = Condition(READY, True, Reason.CONNECTED, message)
     status = cluster_status(
-        generation=generation, state=state, declared=names, ready=ready, previous=previous, now=now
+        generation=generation,
+        state=state,
+        declared=names,
+        ready=ready,
+        previous=previous,
+        now=now,
+        kafka_version=handle.spec.kafka_version,
     )
     events = () if handle.announced else (EventSpec("Normal", Reason.CONNECTED.value, message),)
     handle.announced = True  # the handler and the session keeper may both connect it first: one Event

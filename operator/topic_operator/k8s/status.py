@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
+from topic_operator.kafka.cluster_release import release_report
 from topic_operator.kafka.errors import (
     ClusterMigratingToKraftError,
     InvalidReplicaAssignmentError,
@@ -20,6 +21,7 @@ from topic_operator.kafka.errors import (
     KafkaError,
     ReassignmentInProgressError,
 )
+from topic_operator.kafka.releases import KafkaVersion
 from topic_operator.message_text import one_line
 from topic_operator.model import ClusterState, TopicState
 from topic_operator.plan import Change, Reassign, TopicPlan, TopicStatus
@@ -255,9 +257,11 @@ def cluster_status(
     ready: Condition,
     previous: Mapping[str, Any] | None = None,
     now: datetime.datetime,
+    kafka_version: KafkaVersion | None = None,
 ) -> dict[str, Any]:
     """A whole KafkaCluster status. ``declared`` are the topic names KafkaTopics declare for this cluster (in any
-    namespace); the cluster's other topics are unmanaged, listed up to the CRD's limit."""
+    namespace); the cluster's other topics are unmanaged, listed up to the CRD's limit. ``kafka_version``: its
+    spec.kafkaVersion, against which the release ZooKeeper shows is reported."""
     conditions = merge_conditions((previous or {}).get("conditions"), ready, now)
     if state is None:
         return {"observedGeneration": generation, "connected": False, "conditions": conditions}
@@ -278,9 +282,33 @@ def cluster_status(
         "topics": {"managed": len(state.topics) - len(unmanaged), "unmanaged": len(unmanaged)},
         "unmanagedTopics": unmanaged[:MAX_UNMANAGED_LISTED],
         "unreadable": unreadable_znodes(state)[:MAX_UNREADABLE_LISTED],
-        "kraftMigration": one_line(state.kraft_migration) if state.kraft_migration is not None else None,
+        "kraftMigration": _migration(state),
+        "kafkaRelease": kafka_release_status(kafka_version, state),
         "conditions": conditions,
     }
+
+
+def _migration(state: ClusterState) -> str | None:
+    """``status.kraftMigration``: why nothing is written, and where the migration stands."""
+    if state.kraft_migration is None:
+        return None
+    stage = f": {state.kraft_migration_stage}" if state.kraft_migration_stage is not None else ""
+    return one_line(f"{state.kraft_migration}{stage}")
+
+
+def kafka_release_status(kafka_version: KafkaVersion | None, state: ClusterState) -> dict[str, Any] | None:
+    """``status.kafkaRelease``: what ZooKeeper shows of the brokers' release against spec.kafkaVersion."""
+    if state.release_evidence is None:
+        return None
+    report = release_report(kafka_version, state.release_evidence)
+    shown = {
+        "declared": report["declared"],
+        "seen": report["seen"],
+        "writtenAs": report["written_as"],
+        "clues": [one_line(clue, 300) for clue in report["clues"]][:20],
+        "warning": one_line(report["warning"]) if report["warning"] is not None else None,
+    }
+    return {key: value for key, value in shown.items() if value is not None}
 
 
 def unreadable_znodes(state: ClusterState) -> list[dict[str, str]]:

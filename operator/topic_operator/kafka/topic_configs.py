@@ -1,43 +1,57 @@
-"""Topic configs as Kafka 3.4.0's ``LogConfig.validate`` judges them, and the canonical strings we write.
+"""Topic configs as each Kafka release line from 2.0 to 3.9 judges them, and the canonical strings we write.
 
 A declared config is only worth writing to ``/config/topics/<t>`` if every broker will accept it: brokers re-parse
 the znode with the same ``ConfigDef``, and one value they cannot parse makes the topic (or the broker, at startup)
-fail. So the catalogue and the checks follow Kafka's source rule for rule (semantics §7), in Kafka's order and
-with Kafka's messages, including the Java parsing quirks (see ``java_lang``).
+fail. So the catalogue and the checks follow Kafka's source rule for rule (semantics §7, kafka-versions.md a-c), in
+Kafka's order and with Kafka's messages, including the Java parsing quirks (see ``java_lang``).
+
+The catalogue is one table: each key's first definition and the revisions later lines made to it (a default, a
+validator, internal to public), so that what a line accepts is read from data. ``topic_configs_at(version)`` is
+one line's ``LogConfig.configDef``: which names exist, their types, defaults and validators, in definition order.
 
 Two specs are compared by their canonical strings: "1000", 1000 and " 1000 " declare the same retention, and a
 plan must not rewrite a topic because YAML typed a number. The canonical form of each value is what Kafka parses it
 to, printed back: booleans ``true``/``false``, integers without sign or leading zeros, doubles as Java prints them,
 strings trimmed, lists joined with ','.
 
-Rules follow 3.4.0 for every cluster version, except that ``kafka_version`` decides which names exist (the
-remote-storage keys from 3.0, the timestamp before/after keys from 3.6) and which ``message.format.version``
-strings a cluster older than 3.4 knows. Not modelled: the lower minimums of 2.8-3.2 (``segment.index.bytes`` >= 0,
-``flush.messages`` >= 0), 2.8's laxer version look-up ("3.4." reads as "3.4") and back-quoted message, the
-``message.format.version`` strings of releases after 3.4, and 3.6's remote-storage checks. Each of those leaves us
-stricter than the cluster or differs only in wording, never laxer.
-
-One rule is not ``LogConfig.validate``'s but the broker's: the ``LogConfig`` constructor, which every broker runs
-when it applies a topic's config, refuses ``local.retention.ms`` above ``retention.ms`` or -1 while
-``retention.ms`` is not -1, and the same for ``local.retention.bytes`` against ``retention.bytes``. AdminZkClient
-writes such a config and the broker then fails on it, so it is refused here, in the broker's words and marked
-``stricter_than_kafka`` (see ``_check_local_retention`` for what it is compared with when the topic does not set
-``retention.ms``).
+The rules across keys (compaction lags, local retention, tiered storage, 3.9's ZooKeeper-mode refusals) are in
+``config_cross_checks``; where a line's brokers read their own settings, ``broker_settings`` says what kto assumes.
+Where a line accepts a value its brokers then fail on, the value is refused anyway, marked ``stricter_than_kafka``.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Final
 
 from topic_operator.kafka import java_lang
+from topic_operator.kafka.broker_settings import BrokerSettings
+from topic_operator.kafka.config_cross_checks import cross_field_problems, remote_storage_turned_off
+from topic_operator.kafka.config_validators import (
+    KAFKA_3_4,
+    METADATA_VERSIONS,
+    GzipLevelValidator,
+    MetadataVersionValidator,
+    ParsedValue,
+    Range,
+    ThrottledReplicaListValidator,
+    Validator,
+    ValidList,
+    ValidString,
+    config_error,
+)
 from topic_operator.kafka.errors import ConfigError, InvalidConfigurationError
+from topic_operator.kafka.releases import (
+    COMPACTION_LAG_CHECK,
+    OLDEST_KAFKA,
+    REMOTE_STORAGE_BROKER_CHECKS,
+    KafkaVersion,
+    release_line,
+)
 from topic_operator.message_text import shown
 
 __all__ = [
@@ -45,7 +59,9 @@ __all__ = [
     "METADATA_VERSIONS",
     "OLDEST_SUPPORTED_KAFKA",
     "TOPIC_CONFIGS",
+    "ComparableValue",
     "ConfigType",
+    "GzipLevelValidator",
     "MetadataVersionValidator",
     "ParsedValue",
     "Range",
@@ -57,21 +73,15 @@ __all__ = [
     "checked_topic_config",
     "comparable_config",
     "parse_topic_config_value",
+    "remote_storage_turned_off",
     "topic_config_names",
     "topic_config_problems",
+    "topic_configs_at",
     "validate_topic_config",
 ]
 
-KafkaVersion = tuple[int, int]
-
-KAFKA_3_4: Final[KafkaVersion] = (3, 4)
-"""The release whose rules this module ports (semantics §7)."""
-
-OLDEST_SUPPORTED_KAFKA: Final[KafkaVersion] = (2, 8)
-"""The oldest cluster the project manages; keys older than it are recorded as available "since" 2.8."""
-
-ParsedValue = bool | int | float | str | tuple[str, ...]
-"""A config value after Kafka's ``ConfigDef.parseType``: Boolean, Integer/Long, Double, String or List."""
+OLDEST_SUPPORTED_KAFKA: Final[KafkaVersion] = OLDEST_KAFKA
+"""The oldest release line the project manages; keys older than it are recorded as available "since" it."""
 
 
 class ConfigType(Enum):
@@ -85,193 +95,9 @@ class ConfigType(Enum):
     LIST = "LIST"
 
 
-# --------------------------------------------------------------------------------------------------------------
-# Validators: one class per Kafka validator, each carrying what it checks and printing Kafka's "Valid Values".
-# --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Range:
-    """``ConfigDef.Range``: inclusive bounds, compared as doubles (so NaN passes both, see ``check``)."""
-
-    minimum: int | None = None
-    maximum: int | None = None
-
-    @property
-    def description(self) -> str:
-        """Kafka's ``Range.toString``, the "Valid Values" column of its docs: ``[14,...]``, ``[0,...,1]``."""
-        if self.maximum is None:
-            return f"[{self.minimum},...]"
-        if self.minimum is None:
-            return f"[...,{self.maximum}]"
-        return f"[{self.minimum},...,{self.maximum}]"
-
-    @property
-    def _bounds(self) -> str:
-        if self.maximum is None:
-            return f"of at least {self.minimum}"
-        if self.minimum is None:
-            return f"of no more than {self.maximum}"
-        return f"from {self.minimum} to {self.maximum}"
-
-    def check(self, key: str, value: ParsedValue) -> None:
-        """Kafka's range check, plus one of ours: NaN is rejected.
-
-        Kafka compares ``n.doubleValue() < min`` and ``> max``; both are false for NaN, so Kafka accepts
-        ``min.cleanable.dirty.ratio=NaN``, a ratio no comparison in the log cleaner can ever satisfy. We refuse it
-        (``stricter_than_kafka=True``).
-        """
-        number = _expect_number(key, value)
-        if isinstance(number, float) and math.isnan(number):
-            raise ConfigError(
-                f"Invalid value NaN for configuration {key}: Value must be a number {self._bounds} "
-                "(Kafka's range check lets NaN through; rejected here)",
-                field=f"config.{key}",
-                stricter_than_kafka=True,
-            )
-        if self.minimum is not None and float(number) < self.minimum:
-            raise _config_error(key, _java_number(number), f"Value must be at least {self.minimum}")
-        if self.maximum is not None and float(number) > self.maximum:
-            raise _config_error(key, _java_number(number), f"Value must be no more than {self.maximum}")
-
-
-@dataclass(frozen=True)
-class ValidString:
-    """``ConfigDef.ValidString``: one of a fixed, case-sensitive set, listed in Kafka's order."""
-
-    allowed: tuple[str, ...]
-
-    @property
-    def description(self) -> str:
-        return java_lang.java_list_to_string(self.allowed)
-
-    def check(self, key: str, value: ParsedValue) -> None:
-        self.check_item(key, _expect_str(key, value))
-
-    def check_item(self, key: str, item: str) -> None:
-        if item not in self.allowed:
-            raise _config_error(key, item, f"String must be one of: {', '.join(self.allowed)}")
-
-
-@dataclass(frozen=True)
-class ValidList:
-    """``ConfigDef.ValidList``: every item one of a fixed set; the empty list passes. 3.4 keeps duplicates."""
-
-    allowed: tuple[str, ...]
-
-    @property
-    def description(self) -> str:
-        return java_lang.java_list_to_string(self.allowed)
-
-    def check(self, key: str, value: ParsedValue) -> None:
-        items = _expect_list(key, value)
-        each = ValidString(self.allowed)
-        for item in items:
-            each.check_item(key, item)
-
-
-_REPLICA: Final = re.compile(r"(?:[0-9]+:[0-9]+)?")
-_THROTTLED_FORMAT: Final = "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
-
-
-@dataclass(frozen=True)
-class ThrottledReplicaListValidator:
-    """Kafka's ``ThrottledReplicaListValidator`` (semantics §7.3): every item, trimmed, is empty or
-    ``<partition>:<broker>``, or else all the items run together and trimmed are the literal ``*``.
-
-    The second rule is Kafka's ``mkString.trim == "*"``, which is why "*," and ",*" pass and "*,100:10" does not.
-    """
-
-    @property
-    def description(self) -> str:
-        return _THROTTLED_FORMAT
-
-    def check(self, key: str, value: ParsedValue) -> None:
-        items = _expect_list(key, value)
-        if all(_REPLICA.fullmatch(java_lang.java_trim(item)) for item in items):
-            return
-        if java_lang.java_trim("".join(items)) == "*":
-            return
-        raise _config_error(
-            key,
-            java_lang.java_list_to_string(items),
-            f"{key} must be the literal '*' or a list of replicas in the following format: {_THROTTLED_FORMAT}",
-        )
-
-
-METADATA_VERSIONS: Final[tuple[str, ...]] = (
-    "0.8.0", "0.8.1", "0.8.2", "0.9.0",
-    "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0",
-    "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2",
-    "1.0-IV0", "1.1-IV0",
-    "2.0-IV0", "2.0-IV1", "2.1-IV0", "2.1-IV1", "2.1-IV2", "2.2-IV0", "2.2-IV1", "2.3-IV0", "2.3-IV1",
-    "2.4-IV0", "2.4-IV1", "2.5-IV0", "2.6-IV0", "2.7-IV0", "2.7-IV1", "2.7-IV2", "2.8-IV0", "2.8-IV1",
-    "3.0-IV0", "3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0",
-)  # fmt: skip
-"""Every ``MetadataVersion.version()`` of Kafka 3.4.0, oldest first: "<release>" or "<release>-IV<n>"."""
-
-
-def _release(version: str) -> str:
-    """``MetadataVersion.shortVersion()``: the version without its "-IV<n>" part."""
-    return version.split("-", 1)[0]
-
-
-def _release_version(release: str) -> KafkaVersion:
-    """A release as a cluster version, so the two compare: "0.10.1" is (0, 10), "3.4" is (3, 4)."""
-    major, minor = release.split(".")[:2]
-    return int(major), int(minor)
-
-
-@cache
-def _metadata_version_keys(known_up_to: KafkaVersion) -> frozenset[str]:
-    """``MetadataVersion``'s look-up table of a cluster: every version string and every release name, up to the
-    cluster's own release (a 3.3 broker has no "3.4-IV0")."""
-    versions = [v for v in METADATA_VERSIONS if _release_version(_release(v)) <= known_up_to]
-    return frozenset(versions) | frozenset(_release(v) for v in versions)
-
-
-def _metadata_version_key(version: str) -> str:
-    """``MetadataVersion.fromVersionString``'s look-up key: the first 3 dot-separated segments for "0.x" versions,
-    2 otherwise, or the whole string when it has no more segments than that ("2.8.1" -> "2.8", "3.4." stays)."""
-    segments = java_lang.java_split(version, ".")
-    kept = 3 if version.startswith("0.") else 2
-    if kept >= len(segments):
-        return version
-    return ".".join(segments[:kept])
-
-
-@dataclass(frozen=True)
-class MetadataVersionValidator:
-    """Kafka's ``MetadataVersionValidator`` for ``message.format.version`` (semantics §7.3), 3.4 wording.
-
-    From inter-broker protocol 3.0 brokers ignore the value, but they still refuse one they cannot look up.
-    """
-
-    known_up_to: KafkaVersion = KAFKA_3_4
-    """The newest release whose versions the cluster knows: its own, and at most 3.4, the newest list we hold."""
-
-    @property
-    def description(self) -> str:
-        known = _metadata_version_keys(self.known_up_to)
-        return java_lang.java_list_to_string(v for v in METADATA_VERSIONS if v in known)
-
-    def check(self, key: str, value: ParsedValue) -> None:
-        version = _expect_str(key, value)
-        if _metadata_version_key(version) not in _metadata_version_keys(self.known_up_to):
-            raise _config_error(key, version, f"Version {version} is not a valid version")
-
-
-Validator = Range | ValidString | ValidList | ThrottledReplicaListValidator | MetadataVersionValidator
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The catalogue.
-# --------------------------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class TopicConfigDef:
-    """One topic config as ``LogConfig.configDef`` defines it."""
+    """One topic config as one release line's ``LogConfig.configDef`` defines it."""
 
     name: str
     type: ConfigType
@@ -281,9 +107,9 @@ class TopicConfigDef:
     broker_keys: tuple[str, ...]
     """The broker settings that supply the value when the topic has none, first set wins (semantics §7.1)."""
     since: KafkaVersion
-    """The first cluster version (2.8 at the oldest, the oldest we support) whose LogConfig defines the key."""
+    """The first release line (2.0 at the oldest, the oldest we support) whose LogConfig defines the key."""
     internal: bool
-    """Defined with ``defineInternal``: accepted but undocumented (the remote-storage keys in 3.1-3.5)."""
+    """Defined with ``defineInternal``: accepted but undocumented (the remote-storage keys in 3.0-3.5)."""
     doc: str
 
     @property
@@ -292,11 +118,47 @@ class TopicConfigDef:
         return self.validator.description if self.validator is not None else ""
 
 
-_LONG_MAX: Final = str(java_lang.LONG_MAX)
-_SINCE_2_8: Final = OLDEST_SUPPORTED_KAFKA
-_SINCE_3_0: Final = (3, 0)
-_SINCE_3_6: Final = (3, 6)
-_COMPRESSION_TYPES: Final = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+class _Keep(Enum):
+    KEEP = "keep"
+
+
+_KEEP: Final = _Keep.KEEP
+
+
+@dataclass(frozen=True)
+class _Revision:
+    """What one release line changed in a key's definition (fields left ``_KEEP``/None stay as they were)."""
+
+    since: KafkaVersion
+    default: str | None = None
+    validator: Validator | _Keep | None = _KEEP
+    internal: bool | None = None
+    broker_keys: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class _History:
+    first: TopicConfigDef
+    revisions: tuple[_Revision, ...]
+
+    def at(self, version: KafkaVersion) -> TopicConfigDef | None:
+        """The key as ``version``'s LogConfig defines it, or None before it existed."""
+        if version < self.first.since:
+            return None
+        definition = self.first
+        for revision in self.revisions:
+            if revision.since > version:
+                break
+            definition = replace(
+                definition,
+                default=definition.default if revision.default is None else revision.default,
+                validator=definition.validator if revision.validator is _KEEP else revision.validator,
+                internal=definition.internal if revision.internal is None else revision.internal,
+                broker_keys=definition.broker_keys if revision.broker_keys is None else revision.broker_keys,
+            )
+        if isinstance(definition.validator, MetadataVersionValidator):  # its versions are the line's own
+            definition = replace(definition, validator=MetadataVersionValidator(version))
+        return definition
 
 
 def _define(
@@ -306,11 +168,12 @@ def _define(
     validator: Validator | None,
     broker_keys: tuple[str, ...],
     doc: str,
-    *,
-    since: KafkaVersion = _SINCE_2_8,
+    *revisions: _Revision,
+    since: KafkaVersion = OLDEST_SUPPORTED_KAFKA,
     internal: bool = False,
-) -> TopicConfigDef:
-    return TopicConfigDef(name, config_type, default, validator, broker_keys, since, internal, doc)
+) -> _History:
+    first = TopicConfigDef(name, config_type, default, validator, broker_keys, since, internal, doc)
+    return _History(first, tuple(sorted(revisions, key=lambda r: r.since)))
 
 
 _BOOLEAN, _INT, _LONG, _DOUBLE, _STRING, _LIST = (
@@ -321,28 +184,48 @@ _BOOLEAN, _INT, _LONG, _DOUBLE, _STRING, _LIST = (
     ConfigType.STRING,
     ConfigType.LIST,
 )
+_LONG_MAX: Final = str(java_lang.LONG_MAX)
+_PUBLIC_FROM_3_6: Final = _Revision((3, 6), internal=False)
+_THROTTLED_2_0: Final = ThrottledReplicaListValidator(wildcard_alone=False, colon_format=False)
+_THROTTLED_REVISIONS: Final = (
+    _Revision((2, 3), validator=ThrottledReplicaListValidator(wildcard_alone=False, colon_format=True)),
+    _Revision((2, 8), validator=ThrottledReplicaListValidator()),
+)
+_FORMAT_VERSION_DEFAULTS: Final = tuple(
+    _Revision(line.version, default=line.newest_metadata_version)
+    for line in (release_line((2, minor)) for minor in range(1, 9))
+)
+"""2.x defaults ``message.format.version`` to its own newest version (2.1.1:core/src/main/scala/kafka/log/LogConfig.scala:259
+... 2.8.2:...:291); 3.0 fixes it at 3.0-IV1 (3.0.2:core/src/main/scala/kafka/server/KafkaConfig.scala:142)."""
 
-_DEFINITIONS: Final[tuple[TopicConfigDef, ...]] = (
-    # Kafka 3.4.0 LogConfig.configDef, in definition order: the order validation runs and the first failure wins.
+_HISTORIES: Final[tuple[_History, ...]] = (
+    # LogConfig.configDef in definition order (kafka-versions.md a.3): the order validation runs, the first
+    # failure wins. Keys later lines added sit where those lines define them; every line's order is a
+    # subsequence of this one. Definitions: 2.0.1:core/src/main/scala/kafka/log/LogConfig.scala:219-269, changes
+    # as cited in kafka-versions.md a.4.
     _define("segment.bytes", _INT, "1073741824", Range(14), ("log.segment.bytes",),
             "Size of one log segment file."),
     _define("segment.ms", _LONG, "604800000", Range(1), ("log.roll.ms", "log.roll.hours"),
             "Time after which a segment is rolled even if not full."),
     _define("segment.jitter.ms", _LONG, "0", Range(0), ("log.roll.jitter.ms", "log.roll.jitter.hours"),
             "Maximum random jitter subtracted from segment.ms, to avoid rolling all segments at once."),
-    _define("segment.index.bytes", _INT, "10485760", Range(4), ("log.index.size.max.bytes",),
-            "Size of the offset index that maps offsets to file positions."),
-    _define("flush.messages", _LONG, _LONG_MAX, Range(1), ("log.flush.interval.messages",),
-            "Messages written to a partition before it is fsynced."),
+    _define("segment.index.bytes", _INT, "10485760", Range(0), ("log.index.size.max.bytes",),
+            "Size of the offset index that maps offsets to file positions.",
+            _Revision((3, 3), validator=Range(4))),  # 3.3.2:core/src/main/scala/kafka/log/LogConfig.scala:336
+    _define("flush.messages", _LONG, _LONG_MAX, Range(0), ("log.flush.interval.messages",),
+            "Messages written to a partition before it is fsynced.",
+            _Revision((3, 3), validator=Range(1))),  # 3.3.2:...:338
     _define("flush.ms", _LONG, _LONG_MAX, Range(0), ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
             "Time before a partition is fsynced."),
     _define("retention.bytes", _LONG, "-1", None, ("log.retention.bytes",),
             "Maximum partition size before old segments are deleted; -1 for no limit."),
-    _define("retention.ms", _LONG, "604800000", Range(-1),
+    _define("retention.ms", _LONG, "604800000", None,
             ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-            "Time a message is kept before deletion; -1 for no limit."),
-    _define("max.message.bytes", _INT, "1048588", Range(0), ("message.max.bytes",),
-            "Largest record batch the topic accepts."),
+            "Time a message is kept before deletion; -1 for no limit.",
+            _Revision((2, 2), validator=Range(-1))),  # 2.2.2:...:235
+    _define("max.message.bytes", _INT, "1000012", Range(0), ("message.max.bytes",),
+            "Largest record batch the topic accepts.",
+            _Revision((2, 5), default="1048588")),  # 2.5.1:core/src/main/scala/kafka/server/KafkaConfig.scala:65
     _define("index.interval.bytes", _INT, "4096", Range(0), ("log.index.interval.bytes",),
             "Bytes between offset index entries."),
     _define("delete.retention.ms", _LONG, "86400000", Range(0), ("log.cleaner.delete.retention.ms",),
@@ -350,7 +233,8 @@ _DEFINITIONS: Final[tuple[TopicConfigDef, ...]] = (
     _define("min.compaction.lag.ms", _LONG, "0", Range(0), ("log.cleaner.min.compaction.lag.ms",),
             "Minimum time a message stays uncompacted."),
     _define("max.compaction.lag.ms", _LONG, _LONG_MAX, Range(1), ("log.cleaner.max.compaction.lag.ms",),
-            "Maximum time a message stays ineligible for compaction."),
+            "Maximum time a message stays ineligible for compaction.",
+            since=COMPACTION_LAG_CHECK),  # 2.3.1:...:254
     _define("file.delete.delay.ms", _LONG, "60000", Range(0), ("log.segment.delete.delay.ms",),
             "Delay before a deleted segment file is removed from disk."),
     _define("min.cleanable.dirty.ratio", _DOUBLE, "0.5", Range(0, 1), ("log.cleaner.min.cleanable.ratio",),
@@ -361,12 +245,26 @@ _DEFINITIONS: Final[tuple[TopicConfigDef, ...]] = (
             "Whether an out-of-sync replica may become leader, at the risk of data loss."),
     _define("min.insync.replicas", _INT, "1", Range(1), ("min.insync.replicas",),
             "In-sync replicas required for an acks=all write to succeed."),
-    _define("compression.type", _STRING, "producer", ValidString(_COMPRESSION_TYPES), ("compression.type",),
-            "Compression of stored batches; producer keeps the producer's codec."),
+    _define("compression.type", _STRING, "producer",
+            ValidString(("uncompressed", "snappy", "lz4", "gzip", "producer")), ("compression.type",),
+            "Compression of stored batches; producer keeps the producer's codec.",
+            # 2.1.1:core/src/main/scala/kafka/message/CompressionCodec.scala:49 adds zstd
+            _Revision((2, 1), validator=ValidString(("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")))),
+    _define("compression.gzip.level", _INT, "-1", GzipLevelValidator(), ("compression.gzip.level",),
+            "Compression level of gzip batches, when compression.type is gzip.",
+            since=(3, 8)),  # 3.8.0:storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java:249
+    _define("compression.lz4.level", _INT, "9", Range(1, 17), ("compression.lz4.level",),
+            "Compression level of lz4 batches, when compression.type is lz4.",
+            since=(3, 8)),  # 3.8.0:...:251; Lz4Compression.java:35-37
+    _define("compression.zstd.level", _INT, "3", Range(-131072, 22), ("compression.zstd.level",),
+            "Compression level of zstd batches, when compression.type is zstd.",
+            since=(3, 8)),  # 3.8.0:...:253; bounds 3.9.0-rc3:.../record/CompressionType.java:113-117
     _define("preallocate", _BOOLEAN, "false", None, ("log.preallocate",),
             "Whether segment files are preallocated on disk."),
-    _define("message.format.version", _STRING, "3.0-IV1", MetadataVersionValidator(), ("log.message.format.version",),
-            "Deprecated record format version; ignored from inter-broker protocol 3.0 but still validated."),
+    _define("message.format.version", _STRING, "2.0-IV1", MetadataVersionValidator(OLDEST_SUPPORTED_KAFKA),
+            ("log.message.format.version",),
+            "Deprecated record format version; ignored from inter-broker protocol 3.0 but still validated.",
+            *_FORMAT_VERSION_DEFAULTS, _Revision((3, 0), default="3.0-IV1")),
     _define("message.timestamp.type", _STRING, "CreateTime", ValidString(("CreateTime", "LogAppendTime")),
             ("log.message.timestamp.type",),
             "Whether record timestamps are the producer's create time or the broker's append time."),
@@ -374,36 +272,68 @@ _DEFINITIONS: Final[tuple[TopicConfigDef, ...]] = (
             ("log.message.timestamp.difference.max.ms",),
             "Largest allowed gap between a CreateTime timestamp and the broker's clock."),
     _define("message.timestamp.before.max.ms", _LONG, _LONG_MAX, Range(0), ("log.message.timestamp.before.max.ms",),
-            "Largest allowed lag of a CreateTime timestamp behind the broker's clock.", since=_SINCE_3_6),
+            "Largest allowed lag of a CreateTime timestamp behind the broker's clock.",
+            since=(3, 6)),  # 3.6.2:storage/.../LogConfig.java:278
     _define("message.timestamp.after.max.ms", _LONG, _LONG_MAX, Range(0), ("log.message.timestamp.after.max.ms",),
-            "Largest allowed lead of a CreateTime timestamp over the broker's clock.", since=_SINCE_3_6),
-    _define("leader.replication.throttled.replicas", _LIST, "", ThrottledReplicaListValidator(), (),
-            "Replicas throttled on the leader side: '*' or partition:broker pairs."),
-    _define("follower.replication.throttled.replicas", _LIST, "", ThrottledReplicaListValidator(), (),
-            "Replicas throttled on the follower side: '*' or partition:broker pairs."),
+            "Largest allowed lead of a CreateTime timestamp over the broker's clock.",
+            since=(3, 6)),  # 3.6.2:...:280
+    _define("leader.replication.throttled.replicas", _LIST, "", _THROTTLED_2_0, (),
+            "Replicas throttled on the leader side: '*' or partition:broker pairs.", *_THROTTLED_REVISIONS),
+    _define("follower.replication.throttled.replicas", _LIST, "", _THROTTLED_2_0, (),
+            "Replicas throttled on the follower side: '*' or partition:broker pairs.", *_THROTTLED_REVISIONS),
     _define("message.downconversion.enable", _BOOLEAN, "true", None, ("log.message.downconversion.enable",),
             "Whether the broker down-converts records for old consumers."),
     _define("remote.storage.enable", _BOOLEAN, "false", None, (),
-            "Tiered storage for the topic (internal in 3.1-3.5).", since=_SINCE_3_0, internal=True),
+            "Tiered storage for the topic (internal in 3.0-3.5).",
+            _PUBLIC_FROM_3_6, since=(3, 0), internal=True),  # 3.0.2:...LogConfig.scala:378; 3.6.2:...java:288
     _define("local.retention.ms", _LONG, "-2", Range(-2), (),
-            "Local retention time with tiered storage; -2 follows retention.ms (internal in 3.1-3.5).",
-            since=_SINCE_3_0, internal=True),
+            "Local retention time with tiered storage; -2 follows retention.ms (internal in 3.0-3.5).",
+            _Revision((3, 6), internal=False, broker_keys=("log.local.retention.ms",)),
+            since=(3, 0), internal=True),
     _define("local.retention.bytes", _LONG, "-2", Range(-2), (),
-            "Local retention size with tiered storage; -2 follows retention.bytes (internal in 3.1-3.5).",
-            since=_SINCE_3_0, internal=True),
+            "Local retention size with tiered storage; -2 follows retention.bytes (internal in 3.0-3.5).",
+            _Revision((3, 6), internal=False, broker_keys=("log.local.retention.bytes",)),
+            since=(3, 0), internal=True),
+    _define("remote.log.copy.disable", _BOOLEAN, "false", None, (),
+            "Stop copying segments to remote storage, keeping what is there read-only (refused in ZooKeeper mode).",
+            since=(3, 9)),  # 3.9.0-rc3:storage/.../LogConfig.java:332
+    _define("remote.log.delete.on.disable", _BOOLEAN, "false", None, (),
+            "Delete remote data when remote storage is turned off (refused in ZooKeeper mode).",
+            since=(3, 9)),  # 3.9.0-rc3:...:333
 )  # fmt: skip
-"""The 3.6-only keys sit where 3.6's LogConfig defines them, after message.timestamp.difference.max.ms."""
 
-TOPIC_CONFIGS: Final[Mapping[str, TopicConfigDef]] = MappingProxyType({d.name: d for d in _DEFINITIONS})
-"""Every topic config Kafka 3.4 knows (plus the two 3.6 keys), in Kafka's definition order. Read-only."""
+_BY_NAME: Final[Mapping[str, _History]] = MappingProxyType({h.first.name: h for h in _HISTORIES})
 
-_MIN_COMPACTION_LAG: Final = "min.compaction.lag.ms"
-_MAX_COMPACTION_LAG: Final = "max.compaction.lag.ms"
+
+def _as_of_3_4_or_added(history: _History) -> TopicConfigDef:
+    definition = history.at(max(KAFKA_3_4, history.first.since))
+    assert definition is not None
+    return definition
+
+
+TOPIC_CONFIGS: Final[Mapping[str, TopicConfigDef]] = MappingProxyType(
+    {h.first.name: _as_of_3_4_or_added(h) for h in _HISTORIES}
+)
+"""Every topic config any line from 2.0 to 3.9 knows, in definition order, each as Kafka 3.4 defines it or, for
+keys added later, as the line that added it does. Read-only. A line's own view is ``topic_configs_at``."""
+
+
+@cache
+def topic_configs_at(kafka_version: KafkaVersion) -> Mapping[str, TopicConfigDef]:
+    """One release line's ``LogConfig.configDef``: the keys it defines, as it defines them, in definition order."""
+    release_line(kafka_version)  # refuses a line the catalogue does not hold
+    return MappingProxyType(
+        {
+            history.first.name: definition
+            for history in _HISTORIES
+            if (definition := history.at(kafka_version)) is not None
+        }
+    )
 
 
 def topic_config_names(kafka_version: KafkaVersion = KAFKA_3_4) -> tuple[str, ...]:
     """The names a cluster of ``kafka_version`` accepts, in definition order."""
-    return tuple(name for name, definition in TOPIC_CONFIGS.items() if definition.since <= kafka_version)
+    return tuple(topic_configs_at(kafka_version))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -420,7 +350,7 @@ def parse_topic_config_value(definition: TopicConfigDef, raw: str) -> ParsedValu
         try:
             return java_lang.parse_java_boolean(trimmed)
         except ValueError:
-            raise _config_error(definition.name, raw, "Expected value to be either true or false") from None
+            raise config_error(definition.name, raw, "Expected value to be either true or false") from None
     if config_type is ConfigType.STRING:
         return trimmed
     if config_type is ConfigType.LIST:
@@ -428,7 +358,7 @@ def parse_topic_config_value(definition: TopicConfigDef, raw: str) -> ParsedValu
     try:
         return _parse_number(config_type, trimmed)
     except ValueError:
-        raise _config_error(definition.name, raw, f"Not a number of type {config_type.value}") from None
+        raise config_error(definition.name, raw, f"Not a number of type {config_type.value}") from None
 
 
 ComparableValue = str | frozenset[str]
@@ -520,48 +450,56 @@ def _type_error(key: str, value: object, what: str) -> ConfigError:
 
 
 def validate_topic_config(
-    props: Mapping[str, object], *, kafka_version: KafkaVersion = KAFKA_3_4
+    props: Mapping[str, object],
+    *,
+    kafka_version: KafkaVersion = KAFKA_3_4,
+    broker: BrokerSettings | None = None,
 ) -> dict[str, str]:
-    """Check a topic's config overrides as Kafka 3.4 does and return them in canonical form (semantics §7.2).
+    """Check a topic's config overrides as release line ``kafka_version`` does and return them in canonical form
+    (semantics §7.2, kafka-versions.md c).
 
     In Kafka's order: null values (the CreateTopics request check), unknown names, then every defined key parsed
-    and checked in definition order with absent keys taking their default (the first failure wins), then
-    ``min.compaction.lag.ms`` <= ``max.compaction.lag.ms``. Kafka reports the first unknown name in Properties
-    order, which is unspecified; we report the first in sorted order, so the answer is stable.
+    and checked in definition order with absent keys taking their default (the first failure wins), then the
+    rules across keys (``config_cross_checks``). Kafka reports the first unknown name in Properties order, which
+    is unspecified; we report the first in sorted order, so the answer is stable.
 
-    Then the broker's own rule on local retention (``_check_local_retention``), which ``LogConfig.validate``
-    does not have.
+    ``broker``: the brokers' own settings where the line's checks read them (3.6+ tiered storage, the 3.0-3.5
+    local retention rule); None for Kafka's defaults.
 
-    Stricter than Kafka: ``min.cleanable.dirty.ratio=NaN`` is rejected (Kafka's range check lets it through), and
-    so is a local retention the brokers would refuse after AdminZkClient wrote it.
+    Stricter than Kafka (``stricter_than_kafka``): ``min.cleanable.dirty.ratio=NaN`` (Kafka's range check lets it
+    through), and values a line's validator accepts but its brokers fail on: a local retention above the total
+    one (3.0-3.5), a throttled-replica list starting with ``*`` (2.0-2.7), a ``message.format.version`` no 2.0
+    broker parses.
 
     Returns only the given keys, sorted, each mapped to the string to write to ZooKeeper.
-    Raises ``InvalidConfigurationError`` for nulls, unknown names and the lag conflict, and its subclass
+    Raises ``InvalidConfigurationError`` for nulls, unknown names and the rules across keys, and its subclass
     ``ConfigError`` (Kafka's ConfigException) for values that do not parse or fail their validator.
     """
     _reject_null_values(props)
-    definitions = _defined_for(kafka_version)
+    definitions = topic_configs_at(kafka_version)
     _reject_unknown_names(props, definitions)
-    parsed = dict(_parsed_defaults(kafka_version))
+    parsed = dict(_starting_values(kafka_version, broker))
     for name, definition in definitions.items():
         if name in props:
-            parsed[name] = _parse_and_check(definition, props, kafka_version)
-    _check_compaction_lags(parsed)
-    for problem in _local_retention_problems(parsed, props):
+            parsed[name] = _parse_and_check(definition, props[name])
+    for problem in cross_field_problems(parsed, props, kafka_version, broker):
         raise problem
     return {key: _canonical(parsed[key]) for key in sorted(props)}
 
 
 def topic_config_problems(
-    props: Mapping[str, object], *, kafka_version: KafkaVersion = KAFKA_3_4
+    props: Mapping[str, object],
+    *,
+    kafka_version: KafkaVersion = KAFKA_3_4,
+    broker: BrokerSettings | None = None,
 ) -> list[InvalidConfigurationError]:
     """Every problem of a config at once, one per key where the problem is a key's (Kafka stops at the first; a
     reviewer wants them all): null values, unknown names, values that do not parse or fail their validator.
-    The rules across keys (compaction lags, local retention) are judged once every key is valid on its own, so
-    that a bad ``retention.ms`` is not also reported as a local retention above it."""
+    The rules across keys are judged once every key is valid on its own, so that a bad ``retention.ms`` is not
+    also reported as a local retention above it."""
     problems: list[InvalidConfigurationError] = []
-    definitions = _defined_for(kafka_version)
-    parsed = dict(_parsed_defaults(kafka_version))
+    definitions = topic_configs_at(kafka_version)
+    parsed = dict(_starting_values(kafka_version, broker))
     for key in sorted(props):
         if props[key] is None:
             problems.append(
@@ -575,21 +513,19 @@ def topic_config_problems(
             )
         else:
             try:
-                parsed[key] = _parse_and_check(definitions[key], props, kafka_version)
+                parsed[key] = _parse_and_check(definitions[key], props[key])
             except ConfigError as error:
                 problems.append(error)
     if problems:
         return problems
-    try:
-        _check_compaction_lags(parsed)
-    except InvalidConfigurationError as error:
-        problems.append(error)
-    problems.extend(_local_retention_problems(parsed, props))
-    return problems
+    return cross_field_problems(parsed, props, kafka_version, broker)
 
 
 def checked_topic_config(
-    props: Mapping[str, object], *, kafka_version: KafkaVersion = KAFKA_3_4
+    props: Mapping[str, object],
+    *,
+    kafka_version: KafkaVersion = KAFKA_3_4,
+    broker: BrokerSettings | None = None,
 ) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
     """The canonical config and no problems, or None and every problem (``topic_config_problems``).
 
@@ -598,8 +534,8 @@ def checked_topic_config(
     """
     key = _cache_key(props)
     if key is None:
-        return _checked(props, kafka_version)
-    config, problems = _checked_cached(key, kafka_version)
+        return _checked(props, kafka_version, broker)
+    config, problems = _checked_cached(key, kafka_version, broker)
     return (dict(config) if config is not None else None), problems
 
 
@@ -614,38 +550,47 @@ def _cache_key(props: Mapping[str, object]) -> tuple[tuple[str, type, object], .
 
 @lru_cache(maxsize=4096)
 def _checked_cached(
-    key: tuple[tuple[str, type, object], ...], kafka_version: KafkaVersion
+    key: tuple[tuple[str, type, object], ...], kafka_version: KafkaVersion, broker: BrokerSettings | None
 ) -> tuple[Mapping[str, str] | None, tuple[InvalidConfigurationError, ...]]:
-    config, problems = _checked({name: value for name, _, value in key}, kafka_version)
+    config, problems = _checked({name: value for name, _, value in key}, kafka_version, broker)
     return (MappingProxyType(config) if config is not None else None), problems
 
 
 def _checked(
-    props: Mapping[str, object], kafka_version: KafkaVersion
+    props: Mapping[str, object], kafka_version: KafkaVersion, broker: BrokerSettings | None
 ) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
-    problems = topic_config_problems(props, kafka_version=kafka_version)
+    problems = topic_config_problems(props, kafka_version=kafka_version, broker=broker)
     if problems:
         return None, tuple(problems)
-    return validate_topic_config(props, kafka_version=kafka_version), ()
-
-
-@cache
-def _defined_for(kafka_version: KafkaVersion) -> Mapping[str, TopicConfigDef]:
-    return MappingProxyType({name: TOPIC_CONFIGS[name] for name in topic_config_names(kafka_version)})
+    return validate_topic_config(props, kafka_version=kafka_version, broker=broker), ()
 
 
 @cache
 def _parsed_defaults(kafka_version: KafkaVersion) -> Mapping[str, ParsedValue]:
     """Every absent key takes its default. Kafka re-parses and re-validates the defaults on each call; they are
-    constant and valid for 3.4 (a catalogue test checks it), so they are parsed once per version and not
-    validated again: validating 3.4's ``message.format.version`` default against an older cluster's version
-    list would refuse every config of that cluster."""
+    constant and valid (a catalogue test checks it), so they are parsed once per line and not validated again."""
     return MappingProxyType(
         {
             name: parse_topic_config_value(definition, definition.default)
-            for name, definition in _defined_for(kafka_version).items()
+            for name, definition in topic_configs_at(kafka_version).items()
         }
     )
+
+
+@lru_cache(maxsize=64)
+def _starting_values(kafka_version: KafkaVersion, broker: BrokerSettings | None) -> Mapping[str, ParsedValue]:
+    """What an absent key is: its default, or from 3.6 on what the brokers' settings give it, as the broker's
+    ``LogConfig.validate`` parses the broker's log config and the topic's overrides together (3.6.2:storage/
+    src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java:628-636)."""
+    defaults = _parsed_defaults(kafka_version)
+    if broker is None or kafka_version < REMOTE_STORAGE_BROKER_CHECKS:
+        return defaults
+    definitions = topic_configs_at(kafka_version)
+    combined = dict(defaults)
+    for name, raw in broker.topic_defaults().items():
+        if name in definitions:
+            combined[name] = parse_topic_config_value(definitions[name], raw)
+    return MappingProxyType(combined)
 
 
 def _reject_null_values(props: Mapping[str, object]) -> None:
@@ -665,123 +610,9 @@ def _reject_unknown_names(props: Mapping[str, object], definitions: Mapping[str,
         )
 
 
-def _parse_and_check(
-    definition: TopicConfigDef, props: Mapping[str, object], kafka_version: KafkaVersion
-) -> ParsedValue:
-    """``ConfigDef.parseValue``: the given value or the default, parsed, then validated (defaults too)."""
-    if definition.name in props:
-        raw = _raw_text(definition.name, definition.type, props[definition.name])
-    else:
-        raw = definition.default
-    value = parse_topic_config_value(definition, raw)
-    validator = _validator_for(definition, kafka_version)
-    if validator is not None:
-        validator.check(definition.name, value)
-    return value
-
-
-def _validator_for(definition: TopicConfigDef, kafka_version: KafkaVersion) -> Validator | None:
-    """The catalogue holds 3.4's validators; only the version list of ``message.format.version`` depends on the
-    cluster, since an older broker refuses the versions of newer releases."""
-    if isinstance(definition.validator, MetadataVersionValidator):
-        return MetadataVersionValidator(min(kafka_version, KAFKA_3_4))
-    return definition.validator
-
-
-def _check_compaction_lags(parsed: Mapping[str, ParsedValue]) -> None:
-    """``LogConfig.validateValues``: the one cross-field rule 3.4's ``validate`` has."""
-    min_lag = _expect_number(_MIN_COMPACTION_LAG, parsed[_MIN_COMPACTION_LAG])
-    max_lag = _expect_number(_MAX_COMPACTION_LAG, parsed[_MAX_COMPACTION_LAG])
-    if min_lag > max_lag:
-        raise InvalidConfigurationError(
-            f"conflict topic config setting {_MIN_COMPACTION_LAG} ({min_lag}) > {_MAX_COMPACTION_LAG} ({max_lag})",
-            field="config",
-        )
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Small helpers.
-# --------------------------------------------------------------------------------------------------------------
-
-
-_LOCAL_RETENTIONS: Final = (
-    ("local.retention.ms", "retention.ms"),
-    ("local.retention.bytes", "retention.bytes"),
-)
-_INHERIT: Final = -2
-"""A local retention of -2 follows the total retention: nothing to compare."""
-
-
-def _local_retention_problems(
-    parsed: Mapping[str, ParsedValue], props: Mapping[str, object]
-) -> list[ConfigError]:
-    """The broker's ``LogConfig`` constructor (3.4, ``RemoteLogConfig``): a local retention must not be -1 while
-    the total retention is not -1, and must not be above it. Kafka's comparison includes a total of -1
-    (unlimited): in 3.4 any local retention other than -2 and -1 is then "more than" it.
-
-    What the broker compares with is the topic's total retention, or the broker's own default when the topic has
-    none (``log.retention.ms``/``minutes``/``hours``, ``log.retention.bytes``), which kto cannot see offline. The
-    comparison is then made with Kafka's default (7 days, and -1 bytes), and the message says so: refusing a
-    config that a broker with longer default retention would take costs declaring ``retention.ms`` on the topic;
-    accepting one the brokers refuse would leave a topic whose config every broker fails to apply.
-    """
-    problems: list[ConfigError] = []
-    for local_key, total_key in _LOCAL_RETENTIONS:
-        if local_key not in props or local_key not in parsed:
-            continue
-        local, total = (
-            _expect_number(local_key, parsed[local_key]),
-            _expect_number(total_key, parsed[total_key]),
-        )
-        if local == _INHERIT:
-            continue
-        if local == -1 and total != -1:
-            reason = f"Value must not be -1 as {total_key} value is set as {total}."
-        elif local > total:
-            reason = f"Value must not be more than property: {total_key} value."
-        else:
-            continue
-        note = (
-            ""
-            if total_key in props
-            else f" ({total_key} is not set on the topic: compared with Kafka's default, {total}, as the brokers' "
-            f"default may differ; declare {total_key} on the topic to decide)"
-        )
-        problems.append(
-            ConfigError(
-                f"Invalid value {local} for configuration {local_key}: {reason}{note}",
-                field=f"config.{local_key}",
-                stricter_than_kafka=True,
-            )
-        )
-    return problems
-
-
-def _config_error(key: str, value_text: str, reason: str) -> ConfigError:
-    """``new ConfigException(name, value, message)``: Kafka's "Invalid value <v> for configuration <k>: <why>"."""
-    return ConfigError(f"Invalid value {value_text} for configuration {key}: {reason}", field=f"config.{key}")
-
-
-def _java_number(number: int | float) -> str:
-    """``Integer/Long/Double.toString``, how Kafka prints a parsed number in a range message."""
-    if isinstance(number, float):
-        return java_lang.java_double_to_string(number)
-    return str(number)
-
-
-def _expect_number(key: str, value: ParsedValue) -> int | float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    raise TypeError(f"{key}: a range validator needs a number, got {value!r}")
-
-
-def _expect_str(key: str, value: ParsedValue) -> str:
-    if isinstance(value, str):
-        return value
-    raise TypeError(f"{key}: a string validator needs a string, got {value!r}")
-
-
-def _expect_list(key: str, value: ParsedValue) -> tuple[str, ...]:
-    if isinstance(value, tuple):
-        return value
-    raise TypeError(f"{key}: a list validator needs a list, got {value!r}")
+def _parse_and_check(definition: TopicConfigDef, value: object) -> ParsedValue:
+    """``ConfigDef.parseValue`` of a given value: parsed, then validated by the line's validator."""
+    parsed = parse_topic_config_value(definition, _raw_text(definition.name, definition.type, value))
+    if definition.validator is not None:
+        definition.validator.check(definition.name, parsed)
+    return parsed

@@ -1,4 +1,5 @@
-"""Topic names as Kafka's ``org.apache.kafka.common.internals.Topic`` judges them (semantics §6, 3.4+ messages).
+"""Topic names as Kafka's ``org.apache.kafka.common.internals.Topic`` judges them (semantics §6), in the words of
+each release line (they changed in 3.0 and 3.3; the rules did not).
 
 The collision helpers matter because Kafka's metric names replace '.' with '_': ``to.pic`` and ``to_pic`` would
 report into the same metrics, so Kafka refuses to create one while the other exists.
@@ -8,8 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Final
 
 from topic_operator.kafka.errors import InvalidTopicError, TopicExistsError
+from topic_operator.kafka.releases import (
+    DEFAULT_KAFKA_VERSION,
+    OLDEST_KAFKA,
+    TOPIC_NAME_WORDING_3_0,
+    TOPIC_NAME_WORDING_3_3,
+    KafkaVersion,
+)
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -39,27 +49,70 @@ def _java_length(name: str) -> int:
     return len(name.encode("utf-16-le")) // 2
 
 
-def _name_problem(name: str) -> str | None:
-    """Kafka's message for the first rule ``name`` breaks, in Kafka's order (empty, '.', '..', length, chars)."""
+@dataclass(frozen=True)
+class _Words:
+    """How one era of ``Topic.validate`` words each rule (``{name}``, ``{dot}``, ``{limit}`` filled in)."""
+
+    empty: str
+    dot: str
+    too_long: str
+    bad_chars: str
+
+
+_BAD_CHARS_2_0: Final = "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+_WORDS: Final[tuple[tuple[KafkaVersion, _Words], ...]] = (
+    (  # 2.0.1:clients/src/main/java/org/apache/kafka/common/internals/Topic.java:36-47
+        OLDEST_KAFKA,
+        _Words(
+            "Topic name is illegal, it can't be empty",
+            'Topic name cannot be "." or ".."',
+            "Topic name is illegal, it can't be longer than {limit} characters, topic name: {name}",
+            _BAD_CHARS_2_0,
+        ),
+    ),
+    (  # 3.0.2:...:43-54: the message's prefix repeated, capitalised
+        TOPIC_NAME_WORDING_3_0,
+        _Words(
+            "Topic name is illegal, it can't be empty",
+            'Topic name cannot be "." or ".."',
+            "Topic name is illegal, it can't be longer than {limit} characters, Topic name: {name}",
+            _BAD_CHARS_2_0,
+        ),
+    ),
+    (  # 3.3.2:...:49-74
+        TOPIC_NAME_WORDING_3_3,
+        _Words(
+            "Topic name is invalid: the empty string is not allowed",
+            "Topic name is invalid: '{dot}' is not allowed",
+            "Topic name is invalid: the length of '{name}' is longer than the max allowed length {limit}",
+            "Topic name is invalid: '{name}' contains one or more characters other than ASCII alphanumerics, "
+            "'.', '_' and '-'",
+        ),
+    ),
+)
+"""The words of each era, oldest first: the rules never changed, the words did, in 3.0 and 3.3
+(kafka-versions.md c.6)."""
+
+
+def _name_problem(name: str, kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION) -> str | None:
+    """Kafka's message for the first rule ``name`` breaks, in Kafka's order (empty, '.', '..', length, chars), in
+    the words of release line ``kafka_version``."""
+    words = next(w for since, w in reversed(_WORDS) if kafka_version >= since)
     if name == "":
-        return "Topic name is invalid: the empty string is not allowed"
-    if name == ".":
-        return "Topic name is invalid: '.' is not allowed"
-    if name == "..":
-        return "Topic name is invalid: '..' is not allowed"
+        return words.empty
+    if name in (".", ".."):
+        return words.dot.format(dot=name)
     if _java_length(name) > MAX_NAME_LENGTH:
-        return f"Topic name is invalid: the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+        return words.too_long.format(name=name, limit=MAX_NAME_LENGTH)
     if _LEGAL_NAME.fullmatch(name) is None:
-        return (
-            f"Topic name is invalid: '{name}' contains one or more characters other than ASCII alphanumerics, "
-            "'.', '_' and '-'"
-        )
+        return words.bad_chars.format(name=name)
     return None
 
 
-def validate_topic_name(name: str) -> None:
-    """Raise ``InvalidTopicError`` with Kafka's message when ``name`` is not a legal topic name."""
-    problem = _name_problem(name)
+def validate_topic_name(name: str, *, kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION) -> None:
+    """Raise ``InvalidTopicError`` with the message of release line ``kafka_version`` when ``name`` is not a legal
+    topic name."""
+    problem = _name_problem(name, kafka_version)
     if problem is not None:
         raise InvalidTopicError(problem, field="topicName")
 

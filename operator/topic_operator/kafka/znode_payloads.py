@@ -7,25 +7,30 @@ connection that keeps dropping. A topic of 100,000 partitions x RF 3 makes a 1.6
 planned write is sized (exactly, or for absurd counts from a lower bound computed without building anything, so
 that 10^8 partitions is a clear rejection rather than a ``MemoryError``) and refused above the limit.
 
-Formats: semantics §5.2 (topic znode, always version 3 as written by Kafka 2.8+), §5.4 (config znode, values as
-JSON strings), §5.5 (change notification, version 2). Compact JSON, as Jackson writes it.
+Formats: semantics §5.2 and kafka-versions.md d.2 (topic znode: version 1, 2 or 3, as the cluster's release writes
+it), §5.4 (config znode, values as JSON strings), §5.5 (change notification, version 2). Compact JSON, as Jackson
+writes it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from topic_operator.kafka.errors import InvalidConfigurationError, InvalidPartitionsError, KafkaError
+from topic_operator.kafka.releases import TOPIC_ID, TOPIC_ZNODE_V2, KafkaVersion
 
 __all__ = [
     "JUTE_MAXBUFFER",
     "REQUEST_ALLOWANCE",
+    "TOPIC_ZNODE_VERSIONS",
     "config_change_payload",
     "config_payload",
     "too_large",
     "topic_payload",
     "topic_payload_size_bounds",
+    "topic_znode_version_of",
 ]
 
 JUTE_MAXBUFFER = 0xFFFFF
@@ -47,20 +52,46 @@ def _partition_map(partitions: Mapping[int, Sequence[int]], *, skip_empty: bool)
     return {str(p): list(partitions[p]) for p in sorted(partitions) if not (skip_empty and not partitions[p])}
 
 
+TOPIC_ZNODE_VERSIONS: Final = (1, 2, 3)
+"""The topic znode's formats: 1 up to Kafka 2.3, 2 from 2.4 (``adding_replicas``/``removing_replicas``), 3 from
+2.8 (``topic_id``) (kafka-versions.md d.2)."""
+
+
+def topic_znode_version_of(kafka_version: KafkaVersion) -> int:
+    """The topic znode version a release line's ``TopicZNode.encode`` writes (2.0.1:core/src/main/scala/kafka/zk/
+    ZkData.scala:239-246, 2.4.1:...:241-261, 2.8.2:...:286-309)."""
+    if kafka_version >= TOPIC_ID:
+        return 3
+    return 2 if kafka_version >= TOPIC_ZNODE_V2 else 1
+
+
 def topic_payload(
     partitions: Mapping[int, Sequence[int]],
     topic_id: str | None = None,
     adding: Mapping[int, Sequence[int]] | None = None,
     removing: Mapping[int, Sequence[int]] | None = None,
+    *,
+    version: int = 3,
 ) -> bytes:
-    """``/brokers/topics/<t>``, version 3: ``adding_replicas``/``removing_replicas`` always present (usually
-    ``{}``, holding only partitions with a non-empty list), ``topic_id`` only when known."""
+    """``/brokers/topics/<t>`` as the release writing ``version`` encodes it: version 1 holds the partitions only;
+    version 2 adds ``adding_replicas``/``removing_replicas``, always present (usually ``{}``, holding only
+    partitions with a non-empty list); version 3 adds ``topic_id`` when known.
+
+    A field the version does not have is a programming error (``ValueError``), never silently dropped: a topic
+    id or a reassignment in flight lost from a rewrite would change what the controller does."""
+    if version not in TOPIC_ZNODE_VERSIONS:
+        raise ValueError(f"topic znode version {version} is not one of {TOPIC_ZNODE_VERSIONS}")
+    if topic_id is not None and version < 3:
+        raise ValueError(f"a topic znode of version {version} has no topic_id")
+    if version < 2 and (any((adding or {}).values()) or any((removing or {}).values())):
+        raise ValueError("a topic znode of version 1 has no adding_replicas/removing_replicas")
     payload: dict[str, object] = {
-        "version": 3,
+        "version": version,
         "partitions": _partition_map(partitions, skip_empty=False),
-        "adding_replicas": _partition_map(adding or {}, skip_empty=True),
-        "removing_replicas": _partition_map(removing or {}, skip_empty=True),
     }
+    if version >= 2:
+        payload["adding_replicas"] = _partition_map(adding or {}, skip_empty=True)
+        payload["removing_replicas"] = _partition_map(removing or {}, skip_empty=True)
     if topic_id is not None:
         payload["topic_id"] = topic_id
     return _dumps(payload)
@@ -91,12 +122,17 @@ def _digits_below(n: int) -> int:
 
 
 def topic_payload_size_bounds(
-    partitions: int, replicas: int, *, topic_id: bool = False, max_broker_id: int | None = None
+    partitions: int,
+    replicas: int,
+    *,
+    topic_id: bool = False,
+    max_broker_id: int | None = None,
+    version: int = 3,
 ) -> tuple[int, int]:
     """Lower and upper bounds of ``len(topic_payload(...))`` for partitions ``0..partitions-1`` of ``replicas``
     brokers each (no reassignment in progress), in constant time: each broker id takes 1 to
     ``len(str(max_broker_id))`` digits (10 when unknown)."""
-    fixed = _EMPTY_WITH_ID if topic_id else _EMPTY
+    fixed = _EMPTY_WITH_ID if topic_id else _EMPTY[version]
     if partitions <= 0:
         return fixed, fixed
     widest = (
@@ -109,7 +145,7 @@ def topic_payload_size_bounds(
     return fixed + keys + replicas * partitions, fixed + keys + widest * replicas * partitions
 
 
-_EMPTY = len(topic_payload({}))
+_EMPTY = {version: len(topic_payload({}, version=version)) for version in TOPIC_ZNODE_VERSIONS}
 _EMPTY_WITH_ID = len(topic_payload({}, "x" * 22))  # a topic id is 22 characters (semantics §5.2)
 
 

@@ -31,9 +31,16 @@ from typing import Any, BinaryIO, Final, TypeGuard
 from topic_operator.connect_string import connect_string_problem
 from topic_operator.crd.cel_equivalents import FastCelRules
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
+from topic_operator.kafka.broker_settings import BrokerSettings, broker_setting_problem
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.java_lang import LONG_MAX
-from topic_operator.kafka.topic_configs import KAFKA_3_4, checked_topic_config
+from topic_operator.kafka.releases import (
+    DEFAULT_KAFKA_VERSION,
+    KAFKA_VERSIONS,
+    KafkaVersion,
+    format_version,
+)
+from topic_operator.kafka.topic_configs import checked_topic_config
 from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
 from topic_operator.manifests.bounded_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.manifests.files import (
@@ -415,6 +422,7 @@ def load_manifests(
     check_cel: bool = False,
     limits: ManifestLimits | None = None,
     stdin: BinaryIO | None = None,
+    kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION,
 ) -> Manifests:
     """Read files and directories of manifests, and ``-`` for standard input, into specs and errors.
 
@@ -425,12 +433,15 @@ def load_manifests(
     ``check_cel`` also evaluates the CRDs' CEL rules on each kto.dev document (without an old object), as the
     API server does on a create. ``kto validate`` asks for it; plan and apply need not, since the Kafka-rule
     checks cover the same ground with more precise messages.
+
+    ``kafka_version``: the release line a topic's config is checked against when no KafkaCluster among the
+    documents declares its cluster (``kto --kafka-version``).
     """
     collector = _Collector(limits if limits is not None else limits_from_environment())
     seen: set[str] = set()
     for given in paths:
         collector.read_path(str(given), seen, stdin)
-    return _convert(collector, check_cel)
+    return _convert(collector, check_cel, kafka_version)
 
 
 def load_objects(
@@ -447,10 +458,10 @@ def load_objects(
     """
     collector = _Collector(limits if limits is not None else limits_from_environment())
     collector.add_api_objects(objects, origin)
-    return _convert(collector, check_cel)
+    return _convert(collector, check_cel, DEFAULT_KAFKA_VERSION)
 
 
-def _convert(collector: _Collector, check_cel: bool) -> Manifests:
+def _convert(collector: _Collector, check_cel: bool, fallback: KafkaVersion) -> Manifests:
     """Read each document, then the checks that need other documents (clusters for configs, duplicates), then
     CEL last: where two checks fail on one field, the first reported is kept (``_one_per_field``)."""
     topics: list[_Topic] = []
@@ -464,7 +475,7 @@ def _convert(collector: _Collector, check_cel: bool) -> Manifests:
             clusters.append(declared)
     by_name = _unique_clusters(clusters)
     cluster_names = {c.document.metadata.get("name") for c in clusters}
-    warnings += _check_topics_against_clusters(topics, by_name, cluster_names)
+    warnings += _check_topics_against_clusters(topics, by_name, cluster_names, fallback)
     _check_conflicts(topics)
     if check_cel:
         for document in collector.documents:
@@ -643,33 +654,52 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
     name = document.metadata.get("name")
     connect = _mapping(spec.get("zookeeper")).get("connect")
     prefixes = spec.get("allowedTopicPrefixes", [])
-    version = spec.get("kafkaVersion", "3.4")
+    version = spec.get("kafkaVersion", format_version(DEFAULT_KAFKA_VERSION))
     allow_delete = spec.get("allowDelete", False)
     reassignment = _reassignment(spec.get("reassignment", {}))
+    broker_settings = _broker_settings(document, spec.get("brokerConfig", {}))
+    known = {format_version(v): v for v in KAFKA_VERSIONS}
     if (
         not isinstance(name, str)
         or not isinstance(connect, str)
         or not isinstance(prefixes, list)
         or not all(isinstance(p, str) for p in prefixes)
         or not isinstance(version, str)
-        or re.fullmatch(r"\d+\.\d+", version) is None
+        or version not in known
         or not isinstance(allow_delete, bool)
         or reassignment is None
+        or broker_settings is None
     ):
         return _Cluster(document, None)  # the schema check explains what is wrong
     if (connect_problem := connect_string_problem(connect)) is not None:
         document.error("spec.zookeeper.connect", connect, connect_problem)
-    major, minor = version.split(".")
     settings = ClusterSpec(
         name=name,
         zookeeper_connect=connect,
         allow_delete=allow_delete,
         allowed_topic_prefixes=tuple(prefixes),
-        kafka_version=(int(major), int(minor)),
+        kafka_version=known[version],
         source=document.source,
         reassignment=reassignment,
+        broker_settings=broker_settings,
     )
     return _Cluster(document, settings)
+
+
+def _broker_settings(document: _Document, value: object) -> BrokerSettings | None:
+    """``spec.brokerConfig``: each setting one kto reads, with a value of its type (one error per bad one);
+    None when it is not a map of strings (the schema check explains) or a setting is refused."""
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        return None
+    refused = False
+    for key, setting in sorted(value.items()):
+        problem = broker_setting_problem(key, setting)
+        if problem is not None and isinstance(setting, str):
+            document.error(f"spec.brokerConfig.{key}", setting, problem)
+            refused = True
+        elif problem is not None:
+            refused = True  # not a string: the schema check explains
+    return None if refused else BrokerSettings.of(value)
 
 
 def _reassignment(value: object) -> ReassignmentPolicy | None:
@@ -744,10 +774,10 @@ def _unique_clusters(clusters: list[_Cluster]) -> dict[str, _Cluster]:
 
 
 def _check_topics_against_clusters(
-    topics: list[_Topic], clusters: Mapping[str, _Cluster], declared: Set[object]
+    topics: list[_Topic], clusters: Mapping[str, _Cluster], declared: Set[object], fallback: KafkaVersion
 ) -> list[ManifestWarning]:
     """Configs are checked with the cluster's Kafka version and names against its prefixes; a topic whose
-    cluster is not among the documents (or is invalid) is checked as for Kafka 3.4, with a warning."""
+    cluster is not among the documents (or is invalid) is checked as for Kafka ``fallback``, with a warning."""
     warnings: list[ManifestWarning] = []
     warned: set[str] = set()
     for topic in topics:
@@ -757,19 +787,24 @@ def _check_topics_against_clusters(
             warned.add(topic.cluster)
             state = "is not valid" if topic.cluster in declared else "is not among the documents read"
             message = (
-                f"KafkaCluster {topic.cluster} {state}: topic configs are checked against Kafka 3.4 and "
-                "no topic prefix limit applies"
+                f"KafkaCluster {topic.cluster} {state}: topic configs are checked against Kafka "
+                f"{format_version(fallback)} and no topic prefix limit applies"
             )
             warnings.append(topic.document.warning(message))
-        topic.spec = _topic_spec(topic, settings)
+        topic.spec = _topic_spec(topic, settings, fallback)
     return warnings
 
 
-def _topic_spec(topic: _Topic, cluster: ClusterSpec | None) -> TopicSpec | None:
+def _topic_spec(topic: _Topic, cluster: ClusterSpec | None, fallback: KafkaVersion) -> TopicSpec | None:
     document, fields = topic.document, topic.fields
     if cluster is not None and topic.name is not None:
         _check_prefixes(document, topic.name_path, topic.name, cluster)
-    config = _config(document, fields.get("config", {}), cluster.kafka_version if cluster else KAFKA_3_4)
+    config = _config(
+        document,
+        fields.get("config", {}),
+        cluster.kafka_version if cluster else fallback,
+        cluster.broker_settings if cluster else None,
+    )
     partitions, replicas = fields.get("partitions"), fields.get("replicas")
     assignment = _assignment(document, fields.get("replicaAssignment"), partitions, replicas)
     if document.errors or topic.cluster is None or topic.name is None or config is None:
@@ -797,13 +832,15 @@ def _check_prefixes(document: _Document, path: str, name: str, cluster: ClusterS
         document.error(path, name, rule)
 
 
-def _config(document: _Document, config: object, kafka_version: tuple[int, int]) -> dict[str, str] | None:
+def _config(
+    document: _Document, config: object, kafka_version: KafkaVersion, broker: BrokerSettings | None
+) -> dict[str, str] | None:
     """Canonical config strings, or None with one error per bad key (Kafka stops at the first; a reviewer wants
     them all). The rules across keys are reported once every key is valid on its own."""
     if not isinstance(config, Mapping):
         return None  # the schema check explains it
     props = {key if isinstance(key, str) else str(key): value for key, value in config.items()}
-    canonical, problems = checked_topic_config(props, kafka_version=kafka_version)
+    canonical, problems = checked_topic_config(props, kafka_version=kafka_version, broker=broker)
     for problem in problems:
         path = f"spec.{problem.field or 'config'}"
         key = (problem.field or "").removeprefix("config.")

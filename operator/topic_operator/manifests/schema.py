@@ -167,7 +167,6 @@ _PATTERN_RULES_BY_CRD_TEXT: Final = {
         "must be a Kubernetes object name: a lowercase RFC 1123 subdomain"
     ),
     r"^[a-zA-Z0-9._-]+$": "may contain only ASCII alphanumerics, '.', '_' and '-'",
-    r"^(2\.8|3\.[0-9])$": 'must be a Kafka release from 2.8 to 3.9 as "major.minor", e.g. "3.4"',
     r"^[^\s,/]+(,[^\s,/]+)*(/[^\s]*)?$": "must be host:port[,host:port...][/chroot], as zookeeper.connect",
 }
 _PATTERN_RULES: Final = {_go_anchored(pattern): rule for pattern, rule in _PATTERN_RULES_BY_CRD_TEXT.items()}

@@ -19,6 +19,13 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from topic_operator.kafka.releases import (
+    BROKER_REGISTRATION_V5,
+    CONTROLLER_ZNODE_V2,
+    NEWEST_KAFKA,
+    TOPIC_ID,
+    KafkaVersion,
+)
 from topic_operator.model import ClusterState
 from topic_operator.zookeeper.znodes import (
     BrokerIdsZNode,
@@ -84,8 +91,10 @@ def register_broker(
     host: str = "127.0.0.1",
     port: int | None = None,
     ephemeral: bool = True,
+    kafka_version: KafkaVersion = NEWEST_KAFKA,
 ) -> None:
-    """Register as a broker does: an ephemeral ``/brokers/ids/<id>`` owned by ``client``'s session. Fault tests
+    """Register as a broker of release line ``kafka_version`` does (its inter-broker protocol at its own release):
+    an ephemeral ``/brokers/ids/<id>`` owned by ``client``'s session, version 5 from 2.7, 4 before. Fault tests
     that kill ZooKeeper for longer than a session lasts register persistent ones (``ephemeral=False``) instead,
     standing for brokers that register again after the outage."""
     payload = BrokerIdZNode.encode(
@@ -94,20 +103,29 @@ def register_broker(
         port if port is not None else 9092 + broker_id,
         rack=rack,
         timestamp_ms=int(time.time() * 1000),
+        version=5 if kafka_version >= BROKER_REGISTRATION_V5 else 4,
     )
     client.create(BrokerIdZNode.path(broker_id), payload, ephemeral=ephemeral)
 
 
 def register_brokers(
-    client: KazooClient, racks: Sequence[str | None], *, controller: int | None = 0, ephemeral: bool = True
+    client: KazooClient,
+    racks: Sequence[str | None],
+    *,
+    controller: int | None = 0,
+    ephemeral: bool = True,
+    kafka_version: KafkaVersion = NEWEST_KAFKA,
 ) -> None:
-    """Brokers ``0..len(racks)-1`` with the given racks, and (optionally) one of them as the controller."""
+    """Brokers ``0..len(racks)-1`` with the given racks, and (optionally) one of them as the controller, each
+    registered as a broker of ``kafka_version`` registers (``/controller`` of version 2 from 3.4, 1 before)."""
     for broker_id, rack in enumerate(racks):
-        register_broker(client, broker_id, rack=rack, ephemeral=ephemeral)
+        register_broker(client, broker_id, rack=rack, ephemeral=ephemeral, kafka_version=kafka_version)
     if controller is not None:
         client.create(
             ControllerZNode.path,
-            ControllerZNode.encode(controller, int(time.time() * 1000)),
+            ControllerZNode.encode(
+                controller, int(time.time() * 1000), version=2 if kafka_version >= CONTROLLER_ZNODE_V2 else 1
+            ),
             ephemeral=ephemeral,
         )
 
@@ -122,14 +140,21 @@ def new_topic_id() -> str:
             return text
 
 
-def bring_partitions_online(client: KazooClient, state: ClusterState, controller_epoch: int = 1) -> int:
-    """What the controller does for new topics: give a topic without ``topic_id`` one, rewriting its znode at the
-    version read (§9), and write state for partitions without it (§5.3): leader = first live replica, ISR = the
-    live replicas in assignment order, leader epoch 0. Returns how many partitions it brought online."""
+def bring_partitions_online(
+    client: KazooClient,
+    state: ClusterState,
+    controller_epoch: int = 1,
+    *,
+    kafka_version: KafkaVersion = NEWEST_KAFKA,
+) -> int:
+    """What the controller of release line ``kafka_version`` does for new topics: from 2.8 give a topic without
+    ``topic_id`` one, rewriting its znode at the version read (§9), and write state for partitions without it
+    (§5.3): leader = first live replica, ISR = the live replicas in assignment order, leader epoch 0. Returns how
+    many partitions it brought online."""
     live = set(state.brokers)
     written = 0
     for topic in state.topics.values():
-        if topic.topic_id is None:
+        if topic.topic_id is None and kafka_version >= TOPIC_ID:
             data = TopicZNodeData(
                 topic.partitions, new_topic_id(), topic.adding_replicas, topic.removing_replicas
             )

@@ -11,13 +11,16 @@ stays away past the deadline, ``ZooKeeperUnavailableError`` says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 
+from topic_operator.kafka.cluster_release import ReleaseEvidence
+from topic_operator.kafka.kraft_migration import MigrationFacts, migration_stage, stage_text
 from topic_operator.kafka.topic_names import names_own_znode
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 from topic_operator.zookeeper.bounded import (
@@ -35,6 +38,7 @@ from topic_operator.zookeeper.znodes import (
     ControllerInfo,
     ControllerZNode,
     DeleteTopicsZNode,
+    FeatureZNode,
     MigrationState,
     MigrationZNode,
     PartitionStateZNode,
@@ -56,7 +60,9 @@ __all__ = [
     "decode_brokers",
     "decode_singles",
     "kraft_migration",
+    "migration_stage_of",
     "read_cluster",
+    "release_evidence_of",
     "topic_state",
 ]
 
@@ -139,7 +145,12 @@ def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str
         config_answer = answers.get(TopicConfigZNode.path(topic))
         try:
             states[topic] = topic_state(
-                topic, answer, config_answer, topic in deleting, topic in facts.reassigning
+                topic,
+                answer,
+                config_answer,
+                topic in deleting,
+                topic in facts.reassigning,
+                facts.requested.get(topic),
             )
         except ZnodeFormatError as error:
             unreadable_topics[topic] = str(error)
@@ -161,6 +172,8 @@ def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str
         unreadable_topics=unreadable_topics,
         unreadable_znodes=dict(sorted(unreadable.items())),
         kraft_migration=facts.kraft_migration,
+        kraft_migration_stage=migration_stage_of(facts, len(broker_ids)),
+        release_evidence=release_evidence_of(brokers, states, facts),
     )
 
 
@@ -176,7 +189,13 @@ class Unreadable(dict[str, str]):
             return None
 
 
-SINGLE_ZNODES = (ClusterIdZNode.path, ControllerZNode.path, MigrationZNode.path, ReassignPartitionsZNode.path)
+SINGLE_ZNODES = (
+    ClusterIdZNode.path,
+    ControllerZNode.path,
+    MigrationZNode.path,
+    ReassignPartitionsZNode.path,
+    FeatureZNode.path,
+)
 """The cluster-wide znodes read with every snapshot, each of which may be absent."""
 
 
@@ -188,6 +207,14 @@ class ClusterFacts:
     controller: int | None
     kraft_migration: str | None
     reassigning: frozenset[str]
+    requested: Mapping[str, Mapping[int, tuple[int, ...]]] = field(default_factory=dict)
+    """The target replicas ``/admin/reassign_partitions`` asks for, by topic and partition."""
+    controller_version: int | None = None
+    kraft_controller_epoch: int | None = None
+    feature_version: int | None = None
+    migration_present: bool = False
+    migration: MigrationFacts = field(default_factory=MigrationFacts)
+    """``/migration`` and ``/controller`` as the migration's stage is read from (brokers not counted yet)."""
 
 
 def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: Unreadable) -> ClusterFacts:
@@ -198,16 +225,27 @@ def decode_singles(answers: Mapping[str, tuple[bytes, Any] | None], unreadable: 
         return None if answer is None else unreadable.decode(partial(decoder, answer[0]))
 
     controller = decoded(ControllerZNode.path, ControllerZNode.decode)
+    requested = decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or {}
+    migration = decoded(MigrationZNode.path, MigrationZNode.decode)
     return ClusterFacts(
+        migration=MigrationFacts(
+            migration_present=answers.get(MigrationZNode.path) is not None,
+            kraft_controller_id=migration.kraft_controller_id if migration else None,
+            kraft_controller_epoch=migration.kraft_controller_epoch if migration else None,
+            kraft_metadata_offset=migration.kraft_metadata_offset if migration else None,
+            kraft_metadata_epoch=migration.kraft_metadata_epoch if migration else None,
+            controller_broker=controller.broker_id if controller is not None else None,
+            controller_kraft_epoch=controller.kraft_controller_epoch if controller is not None else None,
+        ),
+        controller_version=controller.version if controller is not None else None,
+        kraft_controller_epoch=controller.kraft_controller_epoch if controller is not None else None,
+        feature_version=decoded(FeatureZNode.path, FeatureZNode.decode_version),
+        migration_present=answers.get(MigrationZNode.path) is not None,
         cluster_id=decoded(ClusterIdZNode.path, ClusterIdZNode.decode),
         controller=controller.broker_id if controller is not None else None,
-        kraft_migration=kraft_migration(
-            answers.get(MigrationZNode.path),
-            decoded(MigrationZNode.path, MigrationZNode.decode),
-            controller,
-            unreadable,
-        ),
-        reassigning=frozenset(decoded(ReassignPartitionsZNode.path, ReassignPartitionsZNode.decode) or ()),
+        kraft_migration=kraft_migration(answers.get(MigrationZNode.path), migration, controller, unreadable),
+        reassigning=frozenset(requested),
+        requested=requested,
     )
 
 
@@ -239,6 +277,34 @@ def kraft_migration(
     return None
 
 
+def migration_stage_of(facts: ClusterFacts, registered_brokers: int) -> str | None:
+    """The migration's stage in words (``kafka.kraft_migration``), None when no migration is under way."""
+    migration = replace(facts.migration, registered_brokers=registered_brokers)
+    stage = migration_stage(migration)
+    return None if stage is None else stage_text(stage, migration)
+
+
+def release_evidence_of(
+    brokers: Mapping[int, Broker], topics: Mapping[str, TopicState], facts: ClusterFacts
+) -> ReleaseEvidence:
+    """The release-telling facts of one read (``kafka.cluster_release``): topic znode formats and topic ids,
+    broker registration versions and features, ``/controller``, ``/feature`` and ``/migration``."""
+    formats = Counter(topic.format_version or 0 for topic in topics.values())
+    registrations = Counter(
+        b.registration_version for b in brokers.values() if b.registration_version is not None
+    )
+    return ReleaseEvidence(
+        topic_znode_versions=tuple(sorted(formats.items())),
+        topics_with_id=sum(1 for topic in topics.values() if topic.topic_id is not None),
+        broker_registration_versions=tuple(sorted(registrations.items())),
+        broker_features=tuple(sorted({name for b in brokers.values() for name in b.features})),
+        controller_znode_version=facts.controller_version,
+        kraft_controller_epoch=facts.kraft_controller_epoch,
+        feature_znode_version=facts.feature_version,
+        migration_znode=facts.migration_present,
+    )
+
+
 def broker_ids_of(children: Collection[str], unreadable: Unreadable) -> list[int]:
     """Registered broker ids, sorted; a child that is not an id is recorded (Kafka names registrations by id)."""
     ids = []
@@ -264,7 +330,14 @@ def decode_brokers(
             continue
         registration = unreadable.decode(partial(BrokerIdZNode.decode, broker_id, answer[0]))
         if registration is not None:
-            brokers[broker_id] = Broker(broker_id, registration.rack, registration.endpoints, answer[1].czxid)
+            brokers[broker_id] = Broker(
+                broker_id,
+                registration.rack,
+                registration.endpoints,
+                answer[1].czxid,
+                registration.version,
+                tuple(sorted(registration.features or ())),
+            )
     return brokers
 
 
@@ -274,6 +347,7 @@ def topic_state(
     config_answer: tuple[bytes, Any] | None,
     marked_for_deletion: bool,
     pending_reassignment: bool,
+    requested: Mapping[int, tuple[int, ...]] | None = None,
 ) -> TopicState:
     data = TopicZNode.decode(topic, answer[0])
     return TopicState(
@@ -287,6 +361,8 @@ def topic_state(
         config_znode_version=config_answer[1].version if config_answer else None,
         marked_for_deletion=marked_for_deletion,
         pending_reassignment=pending_reassignment,
+        format_version=data.read_version,
+        requested_replicas=requested or {},
         created_ms=answer[1].ctime,
     )
 

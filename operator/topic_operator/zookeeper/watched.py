@@ -42,6 +42,8 @@ from topic_operator.zookeeper.snapshot import (
     broker_ids_of,
     decode_brokers,
     decode_singles,
+    migration_stage_of,
+    release_evidence_of,
     topic_state,
 )
 from topic_operator.zookeeper.znodes import (
@@ -355,6 +357,7 @@ class WatchedCluster:
                     self._config_answers.get(topic),
                     topic in self._deleting,
                     topic in self._facts.reassigning,
+                    self._facts.requested.get(topic),
                 )
                 self._unreadable.pop(topic, None)
             except ZnodeFormatError as error:
@@ -370,4 +373,8 @@ class WatchedCluster:
             unreadable_topics=dict(self._unreadable),
             unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
             kraft_migration=self._facts.kraft_migration,
+            kraft_migration_stage=migration_stage_of(
+                self._facts, len(self._brokers) + len(self._unreadable_brokers)
+            ),
+            release_evidence=release_evidence_of(self._brokers, self._topics, self._facts),
         )

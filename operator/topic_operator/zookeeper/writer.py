@@ -608,7 +608,7 @@ def _request_payload(action: Reassign) -> bytes:
 
 
 def _topic_payload_for_create(action: CreateTopic) -> bytes:
-    return TopicZNode.encode(TopicZNodeData(action.assignment))
+    return TopicZNode.encode(TopicZNodeData(action.assignment), version=action.topic_znode_format)
 
 
 def _topic_payload_for_growth(action: AddPartitions) -> bytes:
@@ -618,7 +618,8 @@ def _topic_payload_for_growth(action: AddPartitions) -> bytes:
             action.topic_id,
             action.adding_replicas,
             action.removing_replicas,
-        )
+        ),
+        version=action.topic_znode_format,
     )
 
 

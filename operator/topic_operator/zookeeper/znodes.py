@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from topic_operator.kafka.znode_payloads import config_change_payload, config_payload, topic_payload
 from topic_operator.model import BROKER_IDS_PATH, REASSIGN_PARTITIONS_PATH, PartitionState
 
 __all__ = [
+    "BROKER_REGISTRATION_VERSIONS",
     "AdminZNode",
     "BrokerConfigZNode",
     "BrokerConfigsZNode",
@@ -34,6 +35,7 @@ __all__ = [
     "ControllerInfo",
     "ControllerZNode",
     "DeleteTopicZNode",
+    "FeatureZNode",
     "MigrationState",
     "MigrationZNode",
     "PartitionStateZNode",
@@ -166,12 +168,15 @@ class DeleteTopicZNode:
 
 @dataclass(frozen=True, slots=True)
 class TopicZNodeData:
-    """The topic znode's content. ``adding``/``removing`` hold only partitions with a non-empty list."""
+    """The topic znode's content. ``adding``/``removing`` hold only partitions with a non-empty list.
+    ``read_version``: the JSON's ``version`` field when decoded (None: absent, or not decoded); it says which
+    release wrote the znode and is not part of the content compared."""
 
     partitions: Mapping[int, tuple[int, ...]]
     topic_id: str | None = None
     adding: Mapping[int, tuple[int, ...]] | None = None
     removing: Mapping[int, tuple[int, ...]] | None = None
+    read_version: int | None = field(default=None, compare=False)
 
 
 class TopicZNode:
@@ -180,10 +185,11 @@ class TopicZNode:
         return f"{TopicsZNode.path}/{topic}"
 
     @staticmethod
-    def encode(data: TopicZNodeData) -> bytes:
-        """Version 3, as Kafka 2.8+ writes it: ``adding_replicas``/``removing_replicas`` always present (usually
-        ``{}``), ``topic_id`` only when known. Callers rewriting a topic pass back what they read (§13.1)."""
-        return topic_payload(data.partitions, data.topic_id, data.adding, data.removing)
+    def encode(data: TopicZNodeData, *, version: int = 3) -> bytes:
+        """As the release writing ``version`` encodes it (3, Kafka 2.8+'s, by default): ``adding_replicas``/
+        ``removing_replicas`` from version 2, always present (usually ``{}``), ``topic_id`` only in version 3
+        and only when known. Callers rewriting a topic pass back what they read (§13.1)."""
+        return topic_payload(data.partitions, data.topic_id, data.adding, data.removing, version=version)
 
     @staticmethod
     def decode(topic: str, data: bytes | None) -> TopicZNodeData:
@@ -197,11 +203,13 @@ class TopicZNode:
         partitions = payload.get("partitions")
         if not isinstance(partitions, dict):  # absent or null: Kafka would read no partitions at all
             raise ZnodeFormatError(path, f"field 'partitions' must be an object, got {partitions!r}")
+        version = payload.get("version")
         return TopicZNodeData(
             partitions=_partition_map(path, "partitions", partitions),
             topic_id=topic_id,
             adding=_partition_map(path, "adding_replicas", payload.get("adding_replicas")),
             removing=_partition_map(path, "removing_replicas", payload.get("removing_replicas")),
+            read_version=version if type(version) is int else None,
         )
 
 
@@ -358,6 +366,11 @@ class BrokerRegistration:
     features: Mapping[str, Mapping[str, int]] | None = None
 
 
+BROKER_REGISTRATION_VERSIONS: Final = (1, 2, 3, 4, 5)
+"""What ``/brokers/ids/<id>`` may hold: 2.0-3.9 brokers write version 2, 4 or 5 by their inter-broker protocol
+(5 from 2.7-IV0, 4 from 0.10.0-IV1); the decoder of every line still reads 1 to 5 (kafka-versions.md d.2)."""
+
+
 class BrokerIdZNode:
     @staticmethod
     def path(broker_id: int) -> str:
@@ -373,27 +386,45 @@ class BrokerIdZNode:
         timestamp_ms: int,
         listener: str = "PLAINTEXT",
         jmx_port: int = -1,
+        version: int = 5,
+        features: Mapping[str, Mapping[str, int]] | None = None,
     ) -> bytes:
-        """Version 5, as a 2.7+ broker registers itself with one listener; ``rack`` only when ``broker.rack`` is
-        set. ``broker_id`` is not in the payload (it is the znode's name) and only shapes the path."""
+        """A registration of ``version`` as ``BrokerIdZNode.encode`` writes it for one listener
+        (3.9.0-rc3:core/src/main/scala/kafka/zk/ZkData.scala:152-176): ``endpoints`` from version 2, ``rack`` from
+        3 (only when ``broker.rack`` is set), ``listener_security_protocol_map`` from 4, ``features`` from 5
+        (``{}`` for every ZooKeeper-mode broker: they register none, 3.9.0-rc3:core/src/main/scala/kafka/server/
+        KafkaServer.scala:186). ``broker_id`` is not in the payload (it is the znode's name) and only shapes the
+        path."""
         del broker_id
+        if version not in BROKER_REGISTRATION_VERSIONS:
+            raise ValueError(
+                f"broker registration version {version} is not one of {BROKER_REGISTRATION_VERSIONS}"
+            )
         host_part = f"[{host}]" if ":" in host else host
-        payload: dict[str, object] = {
-            "features": {},
-            "listener_security_protocol_map": {listener: listener},
-            "endpoints": [f"{listener}://{host_part}:{port}"],
-            "jmx_port": jmx_port,
-            "port": port if listener == "PLAINTEXT" else -1,
-            "host": host if listener == "PLAINTEXT" else None,
-            "version": 5,
-            "timestamp": str(timestamp_ms),
-        }
-        if rack is not None:
+        payload: dict[str, object] = {}
+        if version >= 5:
+            payload["features"] = {name: dict(levels) for name, levels in (features or {}).items()}
+        if version >= 4:
+            payload["listener_security_protocol_map"] = {listener: listener}
+        if version >= 2:
+            payload["endpoints"] = [f"{listener}://{host_part}:{port}"]
+        payload.update(
+            {
+                "jmx_port": jmx_port,
+                "port": port if listener == "PLAINTEXT" else -1,
+                "host": host if listener == "PLAINTEXT" else None,
+                "version": version,
+                "timestamp": str(timestamp_ms),
+            }
+        )
+        if rack is not None and version >= 3:
             payload["rack"] = rack
         return _dumps(payload)
 
     @staticmethod
     def decode(broker_id: int, data: bytes | None) -> BrokerRegistration:
+        """Versions 1 to 5, as every line's decoder reads them: version 1 has only ``host`` and ``port``; later
+        ones list ``endpoints``; ``features`` (5) maps feature names to their version range."""
         path = BrokerIdZNode.path(broker_id)
         payload = _loads(path, data)
         version = payload.get("version")
@@ -416,7 +447,6 @@ class BrokerIdZNode:
             raise ZnodeFormatError(path, f"field 'rack' must be a string or null, got {rack!r}")
         jmx_port = payload.get("jmx_port", -1)
         timestamp = payload.get("timestamp", "")
-        features = payload.get("features")
         return BrokerRegistration(
             id=broker_id,
             version=version,
@@ -424,8 +454,23 @@ class BrokerIdZNode:
             rack=rack,
             jmx_port=jmx_port if type(jmx_port) is int else -1,
             timestamp=str(timestamp),
-            features=features if isinstance(features, dict) else None,
+            features=_features(path, payload.get("features")),
         )
+
+
+def _features(path: str, value: object) -> Mapping[str, Mapping[str, int]] | None:
+    """``features``: feature name -> {"min_version": n, "max_version": m, ...}, as Kafka's decoder reads it
+    (``Map[String, Map[String, Int]]``); absent is None."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(levels, dict) and all(type(level) is int for level in levels.values())
+        for levels in value.values()
+    ):
+        raise ZnodeFormatError(
+            path, f"field 'features' must map feature names to version ranges, got {value!r}"
+        )
+    return {name: dict(levels) for name, levels in value.items()}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -456,31 +501,52 @@ class ControllerInfo:
     broker_id: int
     timestamp: str
     kraft_controller_epoch: int | None = None
+    version: int | None = field(default=None, compare=False)
+    """1 from a controller older than Kafka 3.4, 2 (with ``kraftControllerEpoch``) from 3.4: which release wrote
+    it, not part of what it says."""
 
 
 class ControllerZNode:
     path = "/controller"
 
     @staticmethod
-    def encode(broker_id: int, timestamp_ms: int, *, version: int = 2) -> bytes:
+    def encode(
+        broker_id: int, timestamp_ms: int, *, version: int = 2, kraft_controller_epoch: int = -1
+    ) -> bytes:
+        """Version 1 as controllers before 3.4 write it; version 2 with ``kraftControllerEpoch``: -1 from a
+        ZooKeeper controller, the KRaft controller's epoch during a migration (3.4.1:core/src/main/scala/kafka/zk/
+        ZkData.scala:58-79)."""
         payload: dict[str, object] = {
             "version": version,
             "brokerid": broker_id,
             "timestamp": str(timestamp_ms),
         }
         if version >= 2:
-            payload["kraftControllerEpoch"] = -1
+            payload["kraftControllerEpoch"] = kraft_controller_epoch
         return _dumps(payload)
 
     @staticmethod
     def decode(data: bytes | None) -> ControllerInfo:
         payload = _loads(ControllerZNode.path, data)
         epoch = payload.get("kraftControllerEpoch")
+        version = payload.get("version")
         return ControllerInfo(
             broker_id=_int(ControllerZNode.path, payload, "brokerid"),
             timestamp=str(payload.get("timestamp", "")),
             kraft_controller_epoch=epoch if type(epoch) is int else None,
+            version=version if type(version) is int else None,
         )
+
+
+class FeatureZNode:
+    """``/feature``: the finalized features a 2.7+ controller writes (version 1; 2 from metadata version 3.3-IV0,
+    3.3.2:core/src/main/scala/kafka/zk/ZkData.scala:890-1017). Only its version is read: a clue to the release."""
+
+    path = "/feature"
+
+    @staticmethod
+    def decode_version(data: bytes | None) -> int:
+        return _int(FeatureZNode.path, _loads(FeatureZNode.path, data), "version")
 
 
 class ReassignPartitionsZNode:
@@ -523,28 +589,49 @@ class ReassignPartitionsZNode:
 class MigrationState:
     kraft_controller_id: int
     kraft_controller_epoch: int
+    kraft_metadata_offset: int = -1
+    kraft_metadata_epoch: int = -1
 
 
 class MigrationZNode:
+    """``/migration``, version 0 in every release that has it (3.4.1-3.9.0-rc3:core/src/main/scala/kafka/zk/
+    ZkData.scala ``MigrationZNode``): the KRaft controller's id and epoch and its metadata log's offset and epoch,
+    -1 until known."""
+
     path = "/migration"
 
     @staticmethod
-    def encode(kraft_controller_id: int, kraft_controller_epoch: int) -> bytes:
-        """As the KRaft controller writes it when the migration starts (offsets and epochs of its metadata log)."""
+    def encode(
+        kraft_controller_id: int,
+        kraft_controller_epoch: int,
+        kraft_metadata_offset: int = -1,
+        kraft_metadata_epoch: int = -1,
+    ) -> bytes:
+        """As the KRaft controller writes it: all -1 when its quorum starts, its id and epoch once it leads, its
+        metadata log's offset and epoch once the metadata is copied."""
         return _dumps(
             {
                 "version": 0,
                 "kraft_controller_id": kraft_controller_id,
                 "kraft_controller_epoch": kraft_controller_epoch,
-                "kraft_metadata_offset": -1,
-                "kraft_metadata_epoch": -1,
+                "kraft_metadata_offset": kraft_metadata_offset,
+                "kraft_metadata_epoch": kraft_metadata_epoch,
             }
         )
 
     @staticmethod
     def decode(data: bytes | None) -> MigrationState:
-        payload = _loads(MigrationZNode.path, data)
+        """Kafka's decoder refuses any version but 0 and needs all four fields."""
+        path = MigrationZNode.path
+        payload = _loads(path, data)
+        version = payload.get("version")
+        if version != 0 or type(version) is not int:
+            raise ZnodeFormatError(
+                path, f"Encountered unknown version {version} when parsing migration json {data!r}"
+            )
         return MigrationState(
-            kraft_controller_id=_int(MigrationZNode.path, payload, "kraft_controller_id"),
-            kraft_controller_epoch=_int(MigrationZNode.path, payload, "kraft_controller_epoch"),
+            kraft_controller_id=_int(path, payload, "kraft_controller_id"),
+            kraft_controller_epoch=_int(path, payload, "kraft_controller_epoch"),
+            kraft_metadata_offset=_int(path, payload, "kraft_metadata_offset"),
+            kraft_metadata_epoch=_int(path, payload, "kraft_metadata_epoch"),
         )

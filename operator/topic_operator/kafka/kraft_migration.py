@@ -1,0 +1,137 @@
+"""Where a ZooKeeper-to-KRaft migration stands, from what Kafka 3.4-3.9 write to ``/migration`` and ``/controller``.
+
+What each of those releases writes, stage by stage (the same formats in all of them, 3.4.1-3.9.0-rc3:
+core/src/main/scala/kafka/zk/ZkData.scala ``MigrationZNode``, ``ControllerZNode``; KafkaZkClient.scala
+``tryRegisterKRaftControllerAsActiveController``; metadata/.../migration/KRaftMigrationDriver.java):
+
+1. A controller quorum started with ``zookeeper.metadata.migration.enable`` creates ``/migration`` as soon as it
+   runs, with every field -1 (``ZkMigrationLeadershipState.EMPTY``), and waits for the brokers, restarted for the
+   migration, to register with it. A ZooKeeper controller still runs the cluster.
+2. The active KRaft controller takes ``/controller`` (persistent, ``kraftControllerEpoch`` = its epoch) and copies
+   the metadata from ZooKeeper into its log; 3.9 also writes its id and epoch to ``/migration`` then (KAFKA-16171,
+   KAFKA-16667), 3.4-3.8 leave them -1 until the copy is done.
+3. Once copied, ``/migration`` holds the KRaft log's offset and epoch (never -1 again), and the KRaft controller
+   owns the metadata, writing every change to ZooKeeper too ("dual-write").
+4. The brokers are restarted as KRaft brokers: none registers in ``/brokers/ids`` any more. Finalizing (the
+   controllers restarted without migration) leaves ZooKeeper as it is; nothing there tells it apart from 4.
+5. Kafka's revert steps delete ``/controller`` so a broker becomes the ZooKeeper controller again, and, before
+   the brokers moved, ``/migration`` too (3.9.0-rc3:docs/ops.html "Reverting to ZooKeeper mode").
+
+From stage 1 a KRaft controller may own the metadata at any moment, and the migration reads every topic znode's
+``topic_id`` (3.9.0-rc3:core/src/main/scala/kafka/zk/migration/ZkTopicMigrationClient.scala:67 calls
+``topicIdOpt.get``), so a topic created without one breaks it. Every stage gets no write.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["MigrationFacts", "MigrationStage", "migration_stage", "stage_text"]
+
+
+class MigrationStage(Enum):
+    QUORUM_WAITING = "quorum_waiting"
+    """Stage 1: ``/migration`` without KRaft offsets, a ZooKeeper controller (or none) in ``/controller``."""
+    KRAFT_CONTROLLER_COPYING = "kraft_controller_copying"
+    """Stage 2: a KRaft controller holds ``/controller``; the metadata is not copied yet."""
+    DUAL_WRITE = "dual_write"
+    """Stage 3: the KRaft controller owns the metadata and writes it to ZooKeeper."""
+    BROKERS_ON_KRAFT = "brokers_on_kraft"
+    """Stage 4: no broker registers in ZooKeeper; they run as KRaft brokers (or the migration was finalized)."""
+    LEFT_BEHIND = "left_behind"
+    """``/migration`` holds a migration's progress, yet a ZooKeeper controller holds ``/controller``: reverted."""
+    KRAFT_CONTROLLER_WITHOUT_MIGRATION = "kraft_controller_without_migration"
+    """A KRaft controller holds ``/controller`` but ``/migration`` is gone."""
+    UNREADABLE = "unreadable"
+    """``/migration`` exists but is not what Kafka writes."""
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationFacts:
+    """What ``/migration``, ``/controller`` and ``/brokers/ids`` hold, as read together."""
+
+    migration_present: bool = False
+    kraft_controller_id: int | None = None
+    kraft_controller_epoch: int | None = None
+    kraft_metadata_offset: int | None = None
+    kraft_metadata_epoch: int | None = None
+    controller_broker: int | None = None
+    """``/controller``'s ``brokerid``: a broker id, or a KRaft controller's node id; None without a controller."""
+    controller_kraft_epoch: int | None = None
+    """``kraftControllerEpoch``: -1 (or absent, before 3.4) for a ZooKeeper controller, >= 0 for a KRaft one."""
+    registered_brokers: int | None = None
+    """How many brokers register in ZooKeeper; None when not read."""
+
+    @property
+    def kraft_controller_holds_controller(self) -> bool:
+        return self.controller_kraft_epoch is not None and self.controller_kraft_epoch >= 0
+
+    @property
+    def metadata_migrated(self) -> bool:
+        return self.kraft_metadata_offset is not None and self.kraft_metadata_offset >= 0
+
+
+def migration_stage(facts: MigrationFacts) -> MigrationStage | None:
+    """The stage ``facts`` show, or None when no migration to KRaft has started (or one was cleaned away)."""
+    if facts.migration_present and facts.kraft_metadata_offset is None:
+        return MigrationStage.UNREADABLE
+    if facts.kraft_controller_holds_controller:
+        if not facts.migration_present:
+            return MigrationStage.KRAFT_CONTROLLER_WITHOUT_MIGRATION
+        if not facts.metadata_migrated:
+            return MigrationStage.KRAFT_CONTROLLER_COPYING
+        return MigrationStage.BROKERS_ON_KRAFT if facts.registered_brokers == 0 else MigrationStage.DUAL_WRITE
+    if not facts.migration_present:
+        return None
+    if facts.metadata_migrated and facts.controller_broker is not None:
+        return MigrationStage.LEFT_BEHIND
+    return MigrationStage.QUORUM_WAITING
+
+
+def stage_text(stage: MigrationStage, facts: MigrationFacts) -> str:
+    """The stage in words: what Kafka is doing, and what kto does about it."""
+    kraft = facts.controller_broker if facts.kraft_controller_holds_controller else facts.kraft_controller_id
+    match stage:
+        case MigrationStage.QUORUM_WAITING:
+            holder = (
+                f"ZooKeeper controller broker {facts.controller_broker} still runs the cluster"
+                if facts.controller_broker is not None
+                else "no controller holds /controller"
+            )
+            return (
+                "a KRaft controller quorum created /migration and waits for the brokers to register with it; "
+                f"{holder}, but a KRaft controller may take /controller at any moment"
+            )
+        case MigrationStage.KRAFT_CONTROLLER_COPYING:
+            return (
+                f"KRaft controller {kraft} holds /controller (epoch {facts.controller_kraft_epoch}) and is copying the "
+                "metadata from ZooKeeper; it reads every topic znode's topic_id"
+            )
+        case MigrationStage.DUAL_WRITE:
+            return (
+                f"the metadata is migrated (KRaft log offset {facts.kraft_metadata_offset}, epoch "
+                f"{facts.kraft_metadata_epoch}): KRaft controller {kraft} owns it and writes it to ZooKeeper "
+                "(dual-write)"
+            )
+        case MigrationStage.BROKERS_ON_KRAFT:
+            return (
+                f"the metadata is migrated and no broker registers in ZooKeeper: the brokers run as KRaft brokers "
+                f"under KRaft controller {kraft} (or the migration is finalized, and ZooKeeper left behind)"
+            )
+        case MigrationStage.LEFT_BEHIND:
+            return (
+                f"/migration records a migration (KRaft log offset {facts.kraft_metadata_offset}) but ZooKeeper "
+                f"controller broker {facts.controller_broker} holds /controller: the cluster was reverted to "
+                "ZooKeeper mode; once no KRaft controller runs, delete /migration (Kafka's revert steps) and kto "
+                "writes again"
+            )
+        case MigrationStage.KRAFT_CONTROLLER_WITHOUT_MIGRATION:
+            return (
+                f"KRaft controller {kraft} holds /controller (epoch {facts.controller_kraft_epoch}) but /migration "
+                "is gone"
+            )
+        case MigrationStage.UNREADABLE:
+            return "/migration exists but is not in the format Kafka writes"
