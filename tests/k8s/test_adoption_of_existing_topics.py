@@ -134,7 +134,7 @@ def test_a_topic_the_operator_created_is_created_not_adopted(
     assert world.kube.events_of("fresh") == [("Normal", "Created")]
 
 
-def test_a_topic_created_by_an_attempt_whose_record_was_lost_is_said_created_once_with_nothing_written(
+def test_a_topic_created_by_an_attempt_whose_record_was_lost_is_said_created_with_nothing_written(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
     # The KafkaTopic was declared, an attempt created its topic, and the status and Event of that attempt never
@@ -149,9 +149,10 @@ def test_a_topic_created_by_an_attempt_whose_record_was_lost_is_said_created_onc
         await world.topic_changed(fresh)
         assert (ready(fresh)["status"], ready(fresh)["reason"]) == ("True", "Created")
         assert "the status of the attempt that created it was lost" in ready(fresh)["message"]
-        await world.topic_changed(fresh)  # said once
+        await world.topic_changed(fresh)  # kept
         assert ready(fresh)["reason"] == "Created"
 
     world.run(scenario)
-    assert world.kube.events_of("fresh") == [("Normal", "Created")]
+    # No Event: the lost attempt's may have landed, and an Event is better lost than said twice.
+    assert world.kube.events_of("fresh") == []
     assert _versions(kafka_zk, "fresh") == before

@@ -215,7 +215,8 @@ def adopted_ready(ready: Condition, topic_plan: TopicPlan) -> Condition:
 def recovered_creation_ready(topic_plan: TopicPlan) -> Condition:
     """The Ready condition of a KafkaTopic finding the topic its own earlier attempt created, after that attempt's
     status and Event were lost (the API server or the leader Lease went away between the write to ZooKeeper and
-    the record in Kubernetes): Created, said once, as the lost attempt would have."""
+    the record in Kubernetes): Created, as the lost attempt would have said, with no Event of its own (the lost
+    attempt's Event may have landed)."""
     topic = topic_plan.topic
     message = f"Created topic {topic} (the status of the attempt that created it was lost; recorded now)"
     if topic_plan.changes:

@@ -213,7 +213,9 @@ def _from_report(body: Mapping[str, Any], report: TopicReport, now: datetime.dat
         now=now,
     )
     events: tuple[EventSpec, ...] = ()
-    if result.outcome is not TopicOutcome.UNCHANGED or (recovered and ready.status):
+    # A recovered creation posts no Event: the lost attempt's Event may have landed (Events and the status are
+    # written apart), and an Event said twice is worse than one lost, which Kubernetes allows anyway.
+    if result.outcome is not TopicOutcome.UNCHANGED:
         normal = ready.status or result.outcome is TopicOutcome.PLANNED or ready.reason is Reason.REASSIGNING
         kind = "Normal" if normal else "Warning"
         events = (EventSpec(kind, ready.reason.value, ready.message),)
