@@ -299,7 +299,14 @@ def plan(
     removed = sorted(deleting, key=lambda s: s.name)
     plans += [_plan_removal(spec, actual, settings) for spec in removed if spec.name not in by_name]
     if actual.kraft_migration is not None:
-        plans = [_no_writes(p, settings, actual) if p.actions else p for p in plans]
+        # Refused too, the migration said first: a topic refused for another reason (no broker registers in
+        # ZooKeeper once the brokers run on KRaft, so any create fails placement) is refused for it as well.
+        plans = [
+            _no_writes(p, settings, actual, creating=p.topic in by_name and p.topic not in actual.topics)
+            if p.actions or p.rejections
+            else p
+            for p in plans
+        ]
     plans = _keep_rates_a_new_reassignment_needs(plans)
     declared = frozenset(by_name) | {spec.name for spec in removed}
     return Plan(settings.name, tuple(sorted(plans, key=lambda p: p.topic)), actual.topics, declared)
@@ -478,7 +485,9 @@ class _Placement:
         return get_broker_metadatas(sorted([*self._registered, *unknown], key=lambda b: b.id), mode)
 
 
-def _no_writes(topic_plan: TopicPlan, cluster: ClusterSpec, actual: ClusterState) -> TopicPlan:
+def _no_writes(
+    topic_plan: TopicPlan, cluster: ClusterSpec, actual: ClusterState, *, creating: bool
+) -> TopicPlan:
     """A cluster migrating to KRaft gets no write (semantics §15): the topic's changes are shown, refused, with
     where the migration stands. A topic created then would also lack the ``topic_id`` the migration reads from
     every topic znode (the controller that adds it is gone once a KRaft controller takes over): said too."""
@@ -489,15 +498,15 @@ def _no_writes(topic_plan: TopicPlan, cluster: ClusterSpec, actual: ClusterState
     )
     if actual.kraft_migration_stage is not None:
         message += f" The migration: {actual.kraft_migration_stage}."
-    if any(
-        isinstance(a, CreateTopic) for a in topic_plan.actions
-    ):  # a migration means 3.4+, whatever is declared
+    if creating:  # a migration means 3.4+, whatever is declared
         message += (
             " A topic znode created now would have no topic_id, and the migration reads every topic's "
             "(ZkTopicMigrationClient calls topicIdOpt.get): it would break the migration."
         )
     error = ClusterMigratingToKraftError(message, field="cluster", stricter_than_kafka=True)
-    return dataclasses.replace(topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error,))
+    return dataclasses.replace(
+        topic_plan, status=TopicStatus.REJECTED, actions=(), rejections=(error, *topic_plan.rejections)
+    )
 
 
 class _ZnodeSize:

@@ -14,8 +14,15 @@ core/src/main/scala/kafka/zk/ZkData.scala ``MigrationZNode``, ``ControllerZNode`
    owns the metadata, writing every change to ZooKeeper too ("dual-write").
 4. The brokers are restarted as KRaft brokers: none registers in ``/brokers/ids`` any more. Finalizing (the
    controllers restarted without migration) leaves ZooKeeper as it is; nothing there tells it apart from 4.
-5. Kafka's revert steps delete ``/controller`` so a broker becomes the ZooKeeper controller again, and, before
-   the brokers moved, ``/migration`` too (3.9.0-rc3:docs/ops.html "Reverting to ZooKeeper mode").
+5. Kafka's revert steps delete ``/controller`` so a broker becomes the ZooKeeper controller again, and, when the
+   brokers had entered migration mode but not moved, ``/migration`` too (3.9.0-rc3:docs/ops.html "Reverting to
+   ZooKeeper mode"). The revert of stage 1 alone is only "deprovision the KRaft controller quorum": ``/migration``
+   stays, every field -1, and nothing in ZooKeeper tells it from a quorum still waiting (seen on real 3.9.0
+   servers, tests/real/test_kraft_migration_on_real_brokers.py); the words of stage 1 say both.
+
+The words of a stage carry no KRaft log offset: a running KRaft controller rewrites ``/migration`` about twice a
+second (no-op records move the offset), and the words go into the KafkaCluster's status, which must not change
+with them.
 
 From stage 1 a KRaft controller may own the metadata at any moment, and the migration reads every topic znode's
 ``topic_id`` (3.9.0-rc3:core/src/main/scala/kafka/zk/migration/ZkTopicMigrationClient.scala:67 calls
@@ -103,7 +110,9 @@ def stage_text(stage: MigrationStage, facts: MigrationFacts) -> str:
             )
             return (
                 "a KRaft controller quorum created /migration and waits for the brokers to register with it; "
-                f"{holder}, but a KRaft controller may take /controller at any moment"
+                f"{holder}, but a KRaft controller may take /controller at any moment. If that quorum was "
+                "deprovisioned instead (Kafka's revert of this step), /migration stays behind: once no KRaft "
+                "controller runs, delete /migration and kto writes again"
             )
         case MigrationStage.KRAFT_CONTROLLER_COPYING:
             return (
@@ -112,9 +121,8 @@ def stage_text(stage: MigrationStage, facts: MigrationFacts) -> str:
             )
         case MigrationStage.DUAL_WRITE:
             return (
-                f"the metadata is migrated (KRaft log offset {facts.kraft_metadata_offset}, epoch "
-                f"{facts.kraft_metadata_epoch}): KRaft controller {kraft} owns it and writes it to ZooKeeper "
-                "(dual-write)"
+                f"the metadata is migrated (KRaft metadata epoch {facts.kraft_metadata_epoch}): KRaft controller "
+                f"{kraft} owns it and writes it to ZooKeeper (dual-write)"
             )
         case MigrationStage.BROKERS_ON_KRAFT:
             return (
@@ -123,8 +131,8 @@ def stage_text(stage: MigrationStage, facts: MigrationFacts) -> str:
             )
         case MigrationStage.LEFT_BEHIND:
             return (
-                f"/migration records a migration (KRaft log offset {facts.kraft_metadata_offset}) but ZooKeeper "
-                f"controller broker {facts.controller_broker} holds /controller: the cluster was reverted to "
+                f"/migration records a migrated metadata (KRaft metadata epoch {facts.kraft_metadata_epoch}) but "
+                f"ZooKeeper controller broker {facts.controller_broker} holds /controller: the cluster was reverted to "
                 "ZooKeeper mode; once no KRaft controller runs, delete /migration (Kafka's revert steps) and kto "
                 "writes again"
             )

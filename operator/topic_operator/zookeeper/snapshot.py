@@ -259,6 +259,8 @@ def kraft_migration(
     start of a migration; a KRaft controller writes ``/controller`` with its ``kraftControllerEpoch`` (ZooKeeper
     controllers write -1). An unreadable ``/migration`` counts: it exists, and only a migration writes it."""
     if migration is not None:
+        if migration.kraft_controller_id is None or migration.kraft_controller_id < 0:
+            return f"{MigrationZNode.path} exists (no KRaft controller recorded in it yet)"
         return (
             f"{MigrationZNode.path} exists (KRaft controller {migration.kraft_controller_id}, epoch "
             f"{migration.kraft_controller_epoch})"
