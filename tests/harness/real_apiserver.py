@@ -25,11 +25,12 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+import pytest
 import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -37,6 +38,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from harness.kube_client import KubeClient, write_kubeconfig
+from harness.lifecycle import StartedServer
+from harness.server_binaries import api_server_binaries
 from topic_operator.zookeeper.local_server import free_port
 
 OPERATOR_NAMESPACE = "kafka-topic-operator"
@@ -52,6 +55,8 @@ __all__ = [
     "RealApiServer",
     "apply_install",
     "install_documents",
+    "installed_apiserver",
+    "operator_kubeconfig_of",
     "stop_process",
     "wait_established",
 ]
@@ -149,7 +154,7 @@ class Credentials:
         )
 
 
-class RealApiServer:
+class RealApiServer(StartedServer):
     """etcd and kube-apiserver, started by ``start()`` (or ``with``), stopped by ``stop()``."""
 
     def __init__(self, apiserver: Path, etcd: Path, directory: Path) -> None:
@@ -248,18 +253,6 @@ class RealApiServer:
         if self._etcd is not None:
             stop_process(self._etcd)
             self._etcd = None
-
-    def __enter__(self) -> RealApiServer:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def pids(self) -> list[int]:
@@ -388,6 +381,23 @@ def wait_established(kube: KubeClient, name: str, timeout: float = 30) -> None:
         return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
     kube.wait_for(established, timeout=timeout, what=f"CRD {name} Established")
+
+
+@contextlib.contextmanager
+def installed_apiserver(directory: Path) -> Iterator[RealApiServer]:
+    """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the README says);
+    stopped by PID on leaving. Skips the test when the binaries are missing, naming what is."""
+    binaries = api_server_binaries()
+    if isinstance(binaries, str):
+        pytest.skip(f"real API server: {binaries}")
+    with RealApiServer(*binaries, directory) as server:
+        apply_install(server.client())
+        yield server
+
+
+def operator_kubeconfig_of(server: RealApiServer, path: Path) -> Path:
+    """A kubeconfig with a token of the operator's ServiceAccount (TokenRequest), as its Pod would have."""
+    return server.kubeconfig(path, server.service_account_token(OPERATOR_NAMESPACE, OPERATOR_ACCOUNT))
 
 
 def apply_install(kube: KubeClient) -> None:

@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
+from harness.lifecycle import StartedServer
 from harness.real_apiserver import stop_process
 from harness.server_binaries import KafkaDistribution
 from topic_operator.zookeeper.local_server import free_port
@@ -65,7 +65,7 @@ class Broker:
             return ""
 
 
-class KafkaBrokers:
+class KafkaBrokers(StartedServer):
     """Brokers of one distribution, sharing ``zookeeper_connect`` (``host:port``) under ``chroot``."""
 
     def __init__(
@@ -138,18 +138,6 @@ class KafkaBrokers:
             thread.start()
         for thread in threads:
             thread.join()
-
-    def __enter__(self) -> KafkaBrokers:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.stop()
 
     def _properties(self, broker: Broker) -> str:
         settings = {

@@ -19,15 +19,9 @@ import pytest
 from harness.kto_objects import remove_kto_objects
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
-from harness.real_apiserver import (
-    AS_DEPLOYED,
-    OPERATOR_ACCOUNT,
-    OPERATOR_NAMESPACE,
-    RealApiServer,
-    apply_install,
-)
+from harness.real_apiserver import AS_DEPLOYED, RealApiServer, installed_apiserver, operator_kubeconfig_of
 from harness.real_kafka import KafkaBrokers
-from harness.server_binaries import api_server_binaries, kafka_distributions
+from harness.server_binaries import kafka_distributions
 from topic_operator.zookeeper.local_server import LocalZooKeeper
 
 DISTRIBUTIONS, NO_KAFKA = kafka_distributions()
@@ -41,12 +35,7 @@ pytestmark = pytest.mark.real_servers
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServer]:
     """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the README says)."""
-    binaries = api_server_binaries()
-    if isinstance(binaries, str):
-        pytest.skip(f"real API server: {binaries}")
-    server = RealApiServer(*binaries, tmp_path_factory.mktemp("apiserver"))
-    with server:
-        apply_install(server.client())
+    with installed_apiserver(tmp_path_factory.mktemp("apiserver")) as server:
         yield server
 
 
@@ -69,8 +58,7 @@ def namespace(kube: KubeClient) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def operator_kubeconfig(apiserver: RealApiServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A kubeconfig with a token of the operator's ServiceAccount (TokenRequest), as its Pod would have."""
-    token = apiserver.service_account_token(OPERATOR_NAMESPACE, OPERATOR_ACCOUNT)
-    return apiserver.kubeconfig(tmp_path_factory.mktemp("operator") / "kubeconfig", token)
+    return operator_kubeconfig_of(apiserver, tmp_path_factory.mktemp("operator") / "kubeconfig")
 
 
 @pytest.fixture

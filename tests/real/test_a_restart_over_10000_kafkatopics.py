@@ -14,7 +14,7 @@ import json
 import os
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from kazoo.client import KazooClient
 from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator
-from harness.real_apiserver import RealApiServer
+from harness.real_apiserver import RealApiServer, installed_apiserver, operator_kubeconfig_of
 from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.conditions import READY, Condition, Reason
@@ -37,6 +37,33 @@ from topic_operator.reconcile import Reconciler
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.timeout(420)
+
+
+# An API server of this module's own: 10,000 objects are thrown away with it (a deletecollection of them took
+# 76 s of CI's time), and no other test's operator, watching every namespace, meets them.
+
+
+@pytest.fixture(scope="module")
+def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServer]:
+    with installed_apiserver(tmp_path_factory.mktemp("apiserver-10000")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kube(apiserver: RealApiServer) -> KubeClient:
+    return apiserver.client()
+
+
+@pytest.fixture(scope="module")
+def operator_kubeconfig(apiserver: RealApiServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return operator_kubeconfig_of(apiserver, tmp_path_factory.mktemp("operator-10000") / "kubeconfig")
+
+
+@pytest.fixture
+def namespace(kube: KubeClient) -> str:
+    kube.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "restart"}})
+    return "restart"
+
 
 TOPICS = 10_000
 READY_WITHIN = 60.0
