@@ -33,6 +33,7 @@ __all__ = [
     "claim_of",
     "cluster_identity",
     "competitors",
+    "creation_time",
     "declared_topics",
     "owner_of",
 ]
@@ -78,15 +79,21 @@ so an event costs the same with 10 or 10,000 KafkaTopics."""
 _EPOCH_MAX = datetime.datetime.max.replace(tzinfo=datetime.UTC)
 
 
-def _created(value: object) -> datetime.datetime:
-    """An object not yet given a creationTimestamp sorts last: it cannot be older than a stored one."""
+def creation_time(value: object) -> datetime.datetime | None:
+    """A ``metadata.creationTimestamp`` as the API server writes it (RFC 3339, whole seconds, UTC), or None when
+    there is none or it is not one."""
     if not isinstance(value, str) or not value:
-        return _EPOCH_MAX
+        return None
     try:
         parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        return _EPOCH_MAX
+        return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+def _created(value: object) -> datetime.datetime:
+    """An object not yet given a creationTimestamp sorts last: it cannot be older than a stored one."""
+    return creation_time(value) or _EPOCH_MAX
 
 
 def claim_of(body: Mapping[str, Any], *, keep: Mapping[str, Any] | None = None) -> TopicClaim | None:

@@ -25,7 +25,14 @@ from topic_operator.k8s.census import topic_census
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.deletion import release_overdue
-from topic_operator.k8s.ownership import ClaimsByTopic, ClusterKey, TopicClaim, claim_of, owner_of
+from topic_operator.k8s.ownership import (
+    ClaimsByTopic,
+    ClusterKey,
+    TopicClaim,
+    claim_of,
+    creation_time,
+    owner_of,
+)
 from topic_operator.k8s.registry import ClusterHandle, TopicReport, TopicRequest
 from topic_operator.k8s.status import (
     adopted_ready,
@@ -393,16 +400,8 @@ def _created_since_declared(body: Mapping[str, Any], report: TopicReport) -> boo
     if _ready(body):
         return False
     created_ms = report.state.created_ms if report.state is not None else None
-    declared = (body.get("metadata") or {}).get("creationTimestamp")
-    if created_ms is None or not isinstance(declared, str):
-        return False
-    try:
-        when = datetime.datetime.fromisoformat(declared.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    return created_ms >= int(when.timestamp()) * 1000
+    declared = creation_time((body.get("metadata") or {}).get("creationTimestamp"))
+    return created_ms is not None and declared is not None and created_ms >= int(declared.timestamp()) * 1000
 
 
 def _settled_ready(body: Mapping[str, Any]) -> Condition | None:
