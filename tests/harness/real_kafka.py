@@ -59,10 +59,15 @@ class Broker:
         return self.process is not None and self.process.poll() is None
 
     def log_text(self) -> str:
-        try:
-            return self.server_log.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
+        """The whole ``server.log``, with the parts Kafka's log4j already rolled away: it rolls every hour
+        (``server.log.2026-11-26-23``), and a broker restarted just after the hour would otherwise seem never to
+        have started before, or a config change never to have been processed."""
+        rolled = sorted(self.server_log.parent.glob(f"{self.server_log.name}.*"))
+        texts = []
+        for path in (*rolled, self.server_log):
+            with contextlib.suppress(FileNotFoundError):
+                texts.append(path.read_text(errors="replace"))
+        return "".join(texts)
 
 
 class KafkaBrokers(StartedServer):
