@@ -99,6 +99,10 @@ def ready(body: Mapping[str, Any]) -> dict[str, Any]:
     return next((c for c in conditions if c["type"] == "Ready"), {})
 
 
+class RetryLaterError(Exception):
+    """The operator scheduled a retry of a KafkaTopic (``TopicWork``): the message is the verdict's reason."""
+
+
 @dataclass
 class Event:
     name: str
@@ -128,7 +132,7 @@ class FakeKubernetes:
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         self.status_patches.append((plural, f"{namespace}/{name}", dict(status)))
-        merge(self.objects[(plural, namespace, name)].setdefault("status", {}), status)
+        merge(self.objects[(plural, namespace, name)], {"status": dict(status)})
 
     def post(self, body: Mapping[str, Any], *, type: str, reason: str, message: str) -> None:
         self.events.append(Event(body["metadata"]["name"], type, reason, message))
@@ -184,8 +188,11 @@ class World:
                 await handlers.topic_event(body=body, memo=self.memo, type="DELETED")
         self.gone = []
         delivered = self._of("kafkatopics")
-        for body in delivered:
-            await handlers.topic_event(body=body, memo=self.memo, type="MODIFIED")
+        for (
+            body
+        ) in delivered:  # their claims (the watch-event handler's first part; a change is delivered apart)
+            handlers.keep_claim(self.ctx, body, "MODIFIED")
+            self.ctx.readiness.seen("kafkatopics", body["metadata"]["uid"])
         readiness = self.ctx.readiness
         if not readiness.ready:  # the list is what was just delivered (other scenarios' coroutines add more)
             listed = {"kafkatopics": {b["metadata"]["uid"] for b in delivered}, "kafkaclusters": set()}
@@ -236,12 +243,37 @@ class World:
             self._apply(body, patch)
         return patch
 
+    async def _topic(self, body: dict[str, Any], *, first_sight: bool) -> kopf.Patch:
+        """Deliver the KafkaTopic's watch event as kopf does, and wait for the operator's work on it; a retry it
+        scheduled (waiting ``retry_delay`` in production) runs at once when the event is no new work, as the
+        next call of kopf's handler did. Returns the status written, as a patch; raises ``RetryLaterError`` when the
+        operator scheduled a retry."""
+        self.add(body)
+        indices = await self.indices()
+        work = handlers.topic_work(self.ctx)
+        namespace, name = body["metadata"]["namespace"], body["metadata"]["name"]
+        written = len(self.kube.status_patches)
+        await handlers.topic_event(
+            body=body, memo=self.memo, type=None if first_sight else "MODIFIED", **indices
+        )
+        if not work.busy_with(namespace, name):
+            work.retry_now(namespace, name)
+        verdict = await work.outcome(namespace, name)
+        patch = kopf.Patch()
+        for plural, key, status in self.kube.status_patches[written:]:
+            if plural == "kafkatopics" and key == f"{namespace}/{name}":
+                merge(patch.setdefault("status", {}), status)
+        if work.retry_pending(namespace, name):
+            raise RetryLaterError(verdict.retry if verdict is not None else "retrying")
+        return patch
+
     async def topic_changed(self, body: dict[str, Any]) -> kopf.Patch:
-        return await self._changed(handlers.topic_changed, body)
+        """A KafkaTopic created or changed: its watch event."""
+        return await self._topic(body, first_sight=False)
 
     async def topic_resumed(self, body: dict[str, Any]) -> kopf.Patch:
-        """kopf's resume of an existing KafkaTopic when the operator starts."""
-        return await self._changed(handlers.topic_resumed, body)
+        """kopf's first list of an existing KafkaTopic when the operator starts."""
+        return await self._topic(body, first_sight=True)
 
     async def topic_deleted(self, body: dict[str, Any], *, requested: datetime.datetime = NOW) -> None:
         """kopf calls the delete handler (only for deletionPolicy Delete); returning releases the finalizer."""

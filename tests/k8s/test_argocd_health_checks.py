@@ -13,7 +13,7 @@ import kopf
 import lupa.lua51 as lua51
 import pytest
 import yaml
-from k8s_world import World, kafka_cluster, kafka_topic, ready, wait_for_view
+from k8s_world import RetryLaterError, World, kafka_cluster, kafka_topic, ready, wait_for_view
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
@@ -51,7 +51,7 @@ def test_kafkatopic_health_follows_the_ready_condition_the_operator_writes(
         await world.cluster_changed(cluster)
         for body in (created, paused, invalid, conflict, planned):
             await world.topic_changed(body)
-        with pytest.raises(kopf.TemporaryError):
+        with pytest.raises(RetryLaterError):
             await world.topic_changed(orphan)
 
     world.run(scenario)

@@ -31,6 +31,7 @@ def test_config_drift_is_detected_and_reverted(
     async def scenario() -> None:
         await world.cluster_changed(cluster)
         await world.topic_changed(orders)
+        world.kube.status_patches.clear()
         await world.tick(cluster)  # nothing drifted: nothing written, nothing posted
         assert world.kube.status_patches == []
         out_of_band(kafka_zk, 3, {"retention.ms": "1000", "cleanup.policy": "compact"})

@@ -29,9 +29,6 @@ def test_the_registry_holds_the_expected_handlers() -> None:
     assert _handlers(registry, "_watching") == [("topic-event", "kafkatopics", None)]
     assert _handlers(registry, "_changing") == sorted(
         [
-            ("topic", "kafkatopics", None),  # resume
-            ("topic", "kafkatopics", "create"),
-            ("topic", "kafkatopics", "update"),
             ("topic-delete/spec.deletionPolicy", "kafkatopics", "delete"),
             ("cluster", "kafkaclusters", None),
             ("cluster", "kafkaclusters", "create"),

@@ -102,28 +102,26 @@ def test_at_start_no_kafkatopic_acts_before_kopfs_first_list_is_seen(
             body=cluster, memo=memo, namespace="team-a", name="main"
         )
         index = {key: [value] for key, value in identities.items()}
-        await handlers.topic_event(body=younger, memo=memo, type=None)  # kopf's list: the younger one first
-        cluster_patch, younger_patch = kopf.Patch(), kopf.Patch()
+        # kopf's list: the younger one first, and its reconcile queued
+        await handlers.topic_event(body=younger, memo=memo, type=None, kto_cluster_identities=index)
+        cluster_patch = kopf.Patch()
         waiting = [
             asyncio.create_task(
                 handlers.cluster_changed(
                     body=cluster, memo=memo, patch=cluster_patch, kto_cluster_identities=index
                 )
             ),
-            asyncio.create_task(
-                handlers.topic_changed(
-                    body=younger, memo=memo, patch=younger_patch, kto_cluster_identities=index
-                )
-            ),
+            asyncio.create_task(handlers.topic_work(ctx).outcome("team-a", "orders-b")),
         ]
         await asyncio.sleep(0.5)
         assert not any(task.done() for task in waiting), "a handler decided before the first list was seen"
         assert "orders" not in kafka_zk.get_children("/brokers/topics")
         assert not ctx.readiness.ready
-        await handlers.topic_event(body=older, memo=memo, type=None)  # the rest of kopf's first list
+        # the rest of kopf's first list
+        await handlers.topic_event(body=older, memo=memo, type=None, kto_cluster_identities=index)
         await asyncio.wait_for(asyncio.gather(*waiting), 30)
         await asyncio.wait_for(first_lists, 5)
-        assert younger_patch["status"]["conditions"][0]["reason"] == "Conflict"
+        assert younger["status"]["conditions"][0]["reason"] == "Conflict"
         assert "orders" not in kafka_zk.get_children("/brokers/topics")
         await ctx.clusters.close()
 

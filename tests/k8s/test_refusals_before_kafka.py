@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import kopf
 import pytest
-from k8s_world import World, kafka_topic, ready
+from k8s_world import RetryLaterError, World, kafka_topic, ready
 from kazoo.client import KazooClient
 
 from topic_operator.zookeeper.snapshot import read_cluster
@@ -135,7 +134,7 @@ def test_a_topic_of_an_unknown_cluster_is_retried(world: World, kafka_zk: KazooC
     orphan = kafka_topic("orders", cluster="nowhere")
 
     async def scenario() -> None:
-        with pytest.raises(kopf.TemporaryError, match="KafkaCluster nowhere is not connected"):
+        with pytest.raises(RetryLaterError, match="KafkaCluster nowhere is not connected"):
             await world.topic_changed(orphan)
 
     world.run(scenario)

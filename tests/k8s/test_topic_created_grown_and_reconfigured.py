@@ -60,15 +60,15 @@ def test_create_grow_and_reconfigure(world: World, cluster: dict[str, Any], kafk
         # three spec versions, one validation kept: memory per KafkaTopic, not per edit
         assert len(world.ctx.validations) == 1
 
-        # The controller gives the topic its id; the next reconcile reports it, writes nothing to Kafka and posts
-        # nothing, and keeps the Ready story of the last change (Updated), which nothing has replaced.
+        # The controller gives the topic its id; the next drift check reports it, writes nothing to Kafka and
+        # posts nothing, and keeps the Ready story of the last change (Updated), which nothing has replaced.
         bring_partitions_online(kafka_zk, read_cluster(kafka_zk))
         wait_for_view(world, lambda state: state.topics["orders"].topic_id is not None)
         versions = (
             kafka_zk.exists("/brokers/topics/orders").version,
             kafka_zk.exists("/config/topics/orders").version,
         )
-        await world.topic_changed(orders)
+        await world.tick(cluster)
         assert ready(orders)["reason"] == "Updated"
         assert orders["status"]["topicId"] == read_cluster(kafka_zk).topics["orders"].topic_id is not None
         assert (

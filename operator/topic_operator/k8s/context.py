@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kazoo.client import KazooClient
 
 from topic_operator.k8s.claim_index import ClaimIndex
-from topic_operator.k8s.kube_api import EventSink, KubernetesApi
+from topic_operator.k8s.kube_api import EventSink, KubernetesApi, patch_status_over
 from topic_operator.k8s.lru import Lru
 from topic_operator.k8s.metrics import Metrics
 from topic_operator.k8s.readiness import Readiness
@@ -23,6 +23,9 @@ from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.manifests.limits import ManifestLimits
 from topic_operator.model import TopicSpec
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
+
+if TYPE_CHECKING:
+    from topic_operator.k8s.topic_work import TopicWork
 
 __all__ = ["OperatorContext", "utc_now"]
 
@@ -69,6 +72,20 @@ class OperatorContext:
         self.session_heartbeats: dict[ClusterKey, float] = {}
         """When each KafkaCluster's session keeper last went round (monotonic; ``sessions.keep_session``):
         liveness fails when one stops going round."""
+        self.api_session: Any = None
+        """kopf's bounded session of the last login (``login``), when the operator made it: status patches go
+        over it rather than ``api``'s own client."""
+        self.topic_work: TopicWork | None = None
+        """The KafkaTopic reconciles (``topic_work``), made by the watch-event handler on first use."""
+        self.cluster_identities: Mapping[ClusterKey, Any] = {}
+        """kopf's index of KafkaCluster identities, as the last KafkaTopic watch event handed it over."""
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
         """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
         (Kafka version, topic prefixes) even while their cluster is unreachable."""
+
+    async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
+        """Merge-patch an object's status: over kopf's session once logged in, else through ``api``."""
+        if self.api_session is not None:
+            await patch_status_over(self.api_session, plural, namespace, name, status)
+        else:
+            await self.api.patch_status(plural, namespace, name, status)

@@ -1,19 +1,21 @@
-"""The kopf handlers: thin translations between kopf's calls and ``topics``/``clusters``.
+"""The kopf handlers: thin translations between kopf's calls and ``topics``/``clusters``/``topic_work``.
 
 Registered on a registry built by ``build_registry(settings)`` rather than at import time, so intervals come from
 the settings and tests inspect (or run) exactly what ``kto run`` runs. Every handler takes the operator's
 ``OperatorContext`` from ``memo.kto``.
 
-- KafkaTopic: create/update -> reconcile; resume -> reconcile unless already settled at its spec (the drift check
-  at start covers those); delete (only with ``deletionPolicy: Delete``, so only those get a finalizer) -> delete
-  or keep the Kafka topic.
-- KafkaCluster: create/update/resume -> connect and report; delete (optional: no finalizer) -> disconnect; a timer
-  every ``drift_interval`` seconds -> report the cluster and check its topics for drift. The timer lives on the
-  KafkaCluster, not on each KafkaTopic, because kopf gives every object with a timer a finalizer, and
-  ``deletionPolicy: Retain`` promises none; it also makes one plan per cluster instead of one per topic.
+- KafkaTopic: kopf watches; the watch-event handler keeps the KafkaTopic's claim and hands the event to the
+  operator's ``TopicWork``, which decides from the object whether there is work, reconciles, writes the status and
+  retries (``topic_work`` says why not kopf's create/update/resume handlers). Delete (only with
+  ``deletionPolicy: Delete``, so only those get a finalizer) stays kopf's: delete or keep the Kafka topic.
+- KafkaCluster: create/update/resume -> connect and report; delete (optional: no finalizer) -> disconnect; a
+  daemon keeps its session and every ``drift_interval`` seconds reports the cluster and checks its topics for
+  drift. It lives on the KafkaCluster, not on each KafkaTopic, because kopf gives every object with a timer a
+  finalizer, and ``deletionPolicy: Retain`` promises none; it also makes one plan per cluster instead of one
+  per topic.
 - KafkaTopic claims by topic name (ownership; each claim carries its body, the drift timer's work list): kept in
   ``memo.kto.claims`` by a handler of every KafkaTopic watch event, not a kopf index (``claim_index`` says why).
-  Every handler that reads them first waits for kopf's first list of KafkaTopics (``readiness.listed``).
+  Every reconcile first waits for kopf's first list of KafkaTopics (``readiness.listed``).
 - One kopf index (kopf fills it before any handler runs): KafkaCluster identities (which KafkaClusters are the
   same Kafka cluster). There are few KafkaClusters, so kopf's per-object wait costs nothing there.
 """
@@ -38,7 +40,8 @@ from topic_operator.k8s.persistence import STATUS_FIELD, configure_persistence
 from topic_operator.k8s.sessions import keep_session
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
-from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, reconcile_topic, settled_at_resume
+from topic_operator.k8s.topic_work import TopicWork
+from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, is_paused, reconcile_topic
 
 __all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]
 
@@ -159,20 +162,73 @@ def _seen(memo: Any, plural: str, body: kopf.Body) -> None:
 # these run for every watch event of every object (a thread hop each was a fifth of the CPU per event).
 
 
-async def topic_event(body: kopf.Body, memo: Any, type: str | None, **_: Any) -> None:
-    """Every KafkaTopic watch event, kopf's first list included (kopf calls this before the object's change
-    handlers): its claim, carrying its body for the drift timer. Then readiness hears of it, so the claims are
-    complete when kopf's first list has been seen."""
+async def topic_event(
+    body: kopf.Body,
+    memo: Any,
+    type: str | None,
+    kto_cluster_identities: kopf.Index[ClusterKey, str] | None = None,
+    **_: Any,
+) -> None:
+    """Every KafkaTopic watch event, kopf's first list included: its claim, carrying its body for the drift
+    timer; readiness hears of it, so the claims are complete when kopf's first list has been seen; and the
+    operator's ``TopicWork`` gets it, to reconcile it if it is work."""
     ctx = getattr(memo, "kto", None)
     if not isinstance(ctx, OperatorContext):
         return
+    plain = keep_claim(ctx, body, type)
+    _seen(memo, "kafkatopics", body)
+    if kto_cluster_identities is not None:
+        ctx.cluster_identities = kto_cluster_identities
+    work = topic_work(ctx)
+    if plain is None:
+        metadata = mapping(body.get("metadata"))
+        work.forget(str(metadata.get("namespace")), str(metadata.get("name")))
+    else:
+        work.offer(plain, first_sight=type in (None, "ADDED"))
+
+
+def keep_claim(ctx: OperatorContext, body: Mapping[str, Any], type: str | None) -> dict[str, Any] | None:
+    """The KafkaTopic's claim kept as this watch event shows it; its plain body (None: it is gone)."""
     metadata = mapping(body.get("metadata"))
-    claim = None if type == "DELETED" else claim_of(body, keep=_topic_body(body))
+    if type == "DELETED":
+        ctx.claims.drop(str(metadata.get("namespace")), str(metadata.get("name")))
+        return None
+    plain = _topic_body(body)
+    claim = claim_of(body, keep=plain)
     if claim is not None:
         ctx.claims.put(claim)
     else:
         ctx.claims.drop(str(metadata.get("namespace")), str(metadata.get("name")))
-    _seen(memo, "kafkatopics", body)
+    return plain
+
+
+def topic_work(ctx: OperatorContext) -> TopicWork:
+    """The operator's KafkaTopic work, made on first use (in the running loop)."""
+    if ctx.topic_work is None:
+
+        async def write_status(namespace: str, name: str, status: Mapping[str, Any]) -> None:
+            await ctx.patch_status("kafkatopics", namespace, name, status)
+
+        ctx.topic_work = TopicWork(
+            lambda body: _reconciled(ctx, body),
+            write_status=write_status,
+            post_events=lambda body, verdict: _post(ctx, body, verdict, changed=True),
+            differs=lambda current, new: not same_status(current, new),
+            is_paused=is_paused,
+            retry_delay=ctx.settings.retry_delay,
+            concurrency=ctx.settings.worker_limit,
+            may_retry=lambda: not ctx.clusters.closed,  # stopping: no retry would run
+        )
+    return ctx.topic_work
+
+
+async def _reconciled(ctx: OperatorContext, body: Mapping[str, Any]) -> Verdict:
+    claims = await _claims(ctx)
+    verdict = await reconcile_topic(
+        ctx, body, claims=claims, identity_of=_identity_of(ctx.cluster_identities)
+    )
+    ctx.metrics.reconciles.labels(_cluster_label(body), verdict.result).inc()
+    return verdict
 
 
 async def kto_cluster_identities(
@@ -186,37 +242,6 @@ async def kto_cluster_identities(
 
 
 # -- KafkaTopic -------------------------------------------------------------------------------------------------
-
-
-async def topic_changed(
-    body: kopf.Body,
-    memo: Any,
-    patch: kopf.Patch,
-    kto_cluster_identities: kopf.Index[ClusterKey, str],
-    **_: Any,
-) -> None:
-    ctx = _context(memo)
-    plain = _topic_body(body)
-    claims = await _claims(ctx)
-    verdict = await reconcile_topic(
-        ctx, plain, claims=claims, identity_of=_identity_of(kto_cluster_identities)
-    )
-    ctx.metrics.reconciles.labels(_cluster_label(plain), verdict.result).inc()
-    _finish(ctx, plain, verdict, patch)
-
-
-async def topic_resumed(
-    body: kopf.Body,
-    memo: Any,
-    patch: kopf.Patch,
-    kto_cluster_identities: kopf.Index[ClusterKey, str],
-    **_: Any,
-) -> None:
-    """At start-up: nothing for a KafkaTopic already settled at its spec (the drift check at start covers it),
-    a reconcile for any other."""
-    if settled_at_resume(body):
-        return
-    await topic_changed(body, memo, patch, kto_cluster_identities)
 
 
 async def topic_deleted(
@@ -332,6 +357,8 @@ async def cleanup(memo: Any, **_: Any) -> None:
     if isinstance(ctx, OperatorContext):
         if ctx.stop_flag is not None:
             ctx.stop_flag.set()
+        if ctx.topic_work is not None:
+            await ctx.topic_work.close()
         await ctx.clusters.close()
         close = getattr(ctx.api, "close", None)
         if close is not None:
@@ -352,9 +379,6 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     kopf.on.event(*TOPICS, registry=registry, id="topic-event")(_handler(topic_event))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
 
-    kopf.on.resume(*TOPICS, registry=registry, id="topic")(_handler(topic_resumed))
-    kopf.on.create(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
-    kopf.on.update(*TOPICS, registry=registry, id="topic")(_handler(topic_changed))
     kopf.on.delete(
         *TOPICS, registry=registry, id="topic-delete", field="spec.deletionPolicy", value="Delete"
     )(_handler(topic_deleted))

@@ -88,6 +88,9 @@ def _login(fn: Callable[..., Any], connections: int) -> Callable[..., Any]:
             return credentials
         if not last or last[0][0] != credentials:
             last[:] = [(credentials, bounded_session(credentials, connections))]
+        ctx = getattr(kwargs.get("memo"), "kto", None)
+        if ctx is not None:
+            ctx.api_session = last[0][1]  # the operator's own requests go over it too (``OperatorContext``)
         return last[0][1]
 
     return login

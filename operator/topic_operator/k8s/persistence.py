@@ -28,9 +28,16 @@ STATUS_FIELD: Final = "kopf"
 
 
 class SpecDiffBaseStorage(kopf.StatusDiffBaseStorage):
-    """kopf's status diff-base, restricted to the spec and the pause annotation."""
+    """kopf's status diff-base, restricted to the spec and the pause annotation; none at all for KafkaTopics.
+
+    KafkaTopic changes are not kopf's to detect (``topic_work``): kopf handles only the deletion of those with
+    ``deletionPolicy: Delete``, for which no diff-base is needed. Without one, kopf sees each of their events as
+    a creation with no handler and records nothing, instead of patching every spec change into ``status.kopf``
+    (a write per change that nothing reads), and builds no essence for any KafkaTopic event."""
 
     def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
+        if _is_topic(body):
+            return cast(kopf.BodyEssence, {})
         fields = list(extra_fields or ())
         essence = cast(
             dict[str, Any], super().build(body=_essential_parts(body, fields), extra_fields=fields)
@@ -40,6 +47,17 @@ class SpecDiffBaseStorage(kopf.StatusDiffBaseStorage):
         if PAUSED_ANNOTATION in annotations:
             essence["metadata"] = {"annotations": {PAUSED_ANNOTATION: annotations[PAUSED_ANNOTATION]}}
         return cast(kopf.BodyEssence, essence)
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return None if _is_topic(body) else super().fetch(body=body)
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        if not _is_topic(body):
+            super().store(body=body, patch=patch, essence=essence)
+
+
+def _is_topic(body: Mapping[str, Any]) -> bool:
+    return body.get("kind") == "KafkaTopic"
 
 
 def configure_persistence(settings: kopf.OperatorSettings, *, finalizer: str) -> None:

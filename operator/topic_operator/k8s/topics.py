@@ -45,7 +45,7 @@ from topic_operator.k8s.status import (
     topic_status,
 )
 from topic_operator.manifests.loader import load_objects
-from topic_operator.model import ApplyMode, TopicSpec
+from topic_operator.model import ApplyMode, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
 from topic_operator.zookeeper.errors import ZooKeeperError
@@ -57,6 +57,7 @@ __all__ = [
     "Verdict",
     "check_drift",
     "delete_topic",
+    "describes_current_spec",
     "is_paused",
     "reconcile_topic",
     "settled_at_resume",
@@ -111,6 +112,14 @@ def settled_at_resume(body: Mapping[str, Any]) -> bool:
     each such one again would repeat the KafkaCluster's drift check, which also runs at start and reverts what
     changed in Kafka while the operator was away. Spec changes made meanwhile come as updates, not resumes."""
     return _settled_ready(body) is not None and not mapping(body.get("metadata")).get("deletionTimestamp")
+
+
+def describes_current_spec(body: Mapping[str, Any], *, paused: bool) -> bool:
+    """Whether the status describes the KafkaTopic as it is: this generation of its spec, and paused exactly
+    when the annotation says so (a pause or its end changes no generation). A KafkaTopic whose status does not
+    is work for a reconcile; one whose status does changed nothing the operator acts on (a label, an
+    annotation, the echo of a status)."""
+    return _current(body) and paused == (_ready(body).get("reason") == Reason.PAUSED.value)
 
 
 def is_paused(body: Mapping[str, Any]) -> bool:
@@ -480,6 +489,8 @@ async def check_drift(
             again.append(body)  # left unsettled: its cluster was down, or the owner it lost to is gone
         elif not changes and (body.get("status") or {}).get("driftCount"):
             again.append(body)  # drift that went away (reverted by hand): clear it
+        elif settled and not changes and _topic_id_unreported(body, state.topics.get(spec.name)):
+            again.append(body)  # the controller gave the topic its id after the status was written
     ctx.metrics.drifted_topics.labels(handle.label).set(drifted)
     verdicts = await asyncio.gather(
         *(reconcile_topic(ctx, body, claims=claims, identity_of=identity_of) for body in again)
@@ -500,10 +511,17 @@ async def check_drift(
     return drifted
 
 
+def _topic_id_unreported(body: Mapping[str, Any], topic: TopicState | None) -> bool:
+    """The topic has an id (Kafka 2.8+: the controller adds it to the topic znode after the creation) that the
+    status does not show yet."""
+    topic_id = topic.topic_id if topic is not None else None
+    return topic_id is not None and (body.get("status") or {}).get("topicId") != topic_id
+
+
 async def _patch(ctx: OperatorContext, body: Mapping[str, Any], status: Mapping[str, Any]) -> None:
     namespace, name, _, _ = _names(body)
     try:
-        await ctx.api.patch_status("kafkatopics", namespace, name, status)
+        await ctx.patch_status("kafkatopics", namespace, name, status)
     except (
         Exception
     ) as error:  # one topic's failed PATCH (deleted meanwhile, API hiccup) must not stop the rest
