@@ -201,8 +201,8 @@ async def operate(
     from lightkube.core.exceptions import ConfigError
 
     from topic_operator.k8s.context import OperatorContext
-    from topic_operator.k8s.handlers import build_kopf_settings, build_registry
-    from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi
+    from topic_operator.k8s.handlers import REPORTING_COMPONENT, build_kopf_settings, build_registry
+    from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi, SessionEvents
     from topic_operator.k8s.leadership import LeaderElector, LeaseAccessError, LeaseKeeper, LeaseTimings
     from topic_operator.k8s.liveness import Liveness
     from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
@@ -241,9 +241,11 @@ async def operate(
         limits = limits_from_environment()
     except LimitSettingError as error:
         raise StartupError(str(error)) from None
+    events = SessionEvents(KopfEvents(), REPORTING_COMPONENT)
     context = OperatorContext(
-        settings, api, KopfEvents(), manifest_limits=limits, may_write=elector.holds if elector else None
+        settings, api, events, manifest_limits=limits, may_write=elector.holds if elector else None
     )
+    events.session_of = lambda: context.api_session
     readiness = context.readiness
 
     async def ready() -> tuple[bool, str]:

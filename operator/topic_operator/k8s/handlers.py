@@ -52,6 +52,8 @@ VERSION: Final = "v1alpha1"
 TOPICS: Final = (GROUP, VERSION, "kafkatopics")
 CLUSTERS: Final = (GROUP, VERSION, "kafkaclusters")
 FINALIZER: Final = "kto.dev/finalizer"
+REPORTING_COMPONENT: Final = "kafka-topic-operator"
+"""Who the operator's Events say they come from (``source.component``, ``reportingComponent``)."""
 
 
 # -- helpers ----------------------------------------------------------------------------------------------------
@@ -359,6 +361,9 @@ async def cleanup(memo: Any, **_: Any) -> None:
             ctx.stop_flag.set()
         if ctx.topic_work is not None:
             await ctx.topic_work.close()
+        close_events = getattr(ctx.events, "close", None)
+        if close_events is not None:
+            await close_events()
         await ctx.clusters.close()
         close = getattr(ctx.api, "close", None)
         if close is not None:
@@ -402,7 +407,7 @@ def build_kopf_settings(settings: OperatorSettings, *, priority: int) -> kopf.Op
     CRD/namespace scanning."""
     kopf_settings = kopf.OperatorSettings()
     configure_persistence(kopf_settings, finalizer=FINALIZER)
-    kopf_settings.posting.reporting_component = "kafka-topic-operator"
+    kopf_settings.posting.reporting_component = REPORTING_COMPONENT
     kopf_settings.posting.level = logging.INFO
     kopf_settings.queueing.worker_limit = settings.worker_limit or None
     # Our CRDs are installed before the operator: no need to watch CRDs or list namespaces (least privilege).

@@ -37,7 +37,7 @@ class SpecDiffBaseStorage(kopf.StatusDiffBaseStorage):
 
     def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> kopf.BodyEssence:
         if _is_topic(body):
-            return cast(kopf.BodyEssence, {})
+            return _topic_essence(body)
         fields = list(extra_fields or ())
         essence = cast(
             dict[str, Any], super().build(body=_essential_parts(body, fields), extra_fields=fields)
@@ -58,6 +58,13 @@ class SpecDiffBaseStorage(kopf.StatusDiffBaseStorage):
 
 def _is_topic(body: Mapping[str, Any]) -> bool:
     return body.get("kind") == "KafkaTopic"
+
+
+def _topic_essence(body: Mapping[str, Any]) -> kopf.BodyEssence:
+    """What kopf's filters read of a KafkaTopic: kopf matches a handler's ``field``/``value`` against the
+    essence, not the body, and the delete handler is only for ``spec.deletionPolicy: Delete``."""
+    policy = (body.get("spec") or {}).get("deletionPolicy")
+    return cast(kopf.BodyEssence, {} if policy is None else {"spec": {"deletionPolicy": policy}})
 
 
 def configure_persistence(settings: kopf.OperatorSettings, *, finalizer: str) -> None:

@@ -52,11 +52,11 @@ class OperatorSettings:
     """At most this many topics per plan/apply; the rest go in the next batch."""
     queue_size: int = field(default=20_000, metadata=_env("KTO_QUEUE_SIZE"))
     """At most this many distinct topics waiting per cluster. Beyond it a handler waits ``queue_wait`` seconds
-    for room, then is retried later by kopf (back-pressure, never a crash). Large enough for a burst of 10,000
-    new KafkaTopics: a waiting entry is a spec and a future (kopf holds every body anyway), while an overflow
-    costs a retry ``retry_delay`` later and a status write for kopf's progress record."""
+    for room, then is retried ``retry_delay`` later (back-pressure, never a crash). Large enough for a burst of
+    10,000 new KafkaTopics: a waiting entry is a spec and a future, while an overflow costs a retry."""
     worker_limit: int = field(default=2000, metadata=_env("KTO_WORKER_LIMIT"))
-    """At most this many objects handled at once (kopf's ``queueing.worker_limit``; 0: no limit). In a burst of
+    """At most this many objects handled at once (kopf's ``queueing.worker_limit``, and the KafkaTopic reconciles
+    running at once: ``topic_work``; 0: no limit). In a burst of
     10,000 changes, the objects beyond it wait as their raw watch events, not as running handlers with their
     copies of the body: the burst's memory is bounded, not its throughput (a batch holds at most
     ``batch_max_size`` topics)."""
@@ -67,7 +67,9 @@ class OperatorSettings:
     hold two of them."""
     queue_wait: float = field(default=5.0, metadata=_env("KTO_QUEUE_WAIT"))
     retry_delay: float = field(default=30.0, metadata=_env("KTO_RETRY_DELAY"))
-    """Seconds before kopf retries a handler that met an unreachable cluster, a full queue or a write conflict."""
+    """Seconds before a KafkaTopic reconcile that met an unreachable cluster, a full queue, a write conflict or a
+    refused status patch runs again (``topic_work``; at once when the KafkaTopic changes meanwhile), and before
+    kopf retries a KafkaCluster or deletion handler that failed the same way."""
     cluster_wait: float = field(default=10.0, metadata=_env("KTO_CLUSTER_WAIT"))
     """Seconds a KafkaTopic handler waits for its KafkaCluster's first connection (at start-up the two kinds
     are handled in no particular order) before reporting ClusterUnavailable."""
