@@ -81,6 +81,34 @@ _EVENT_MESSAGE: Final = 1024
 """The longest Event message posted (kopf's cut, which the API server takes)."""
 
 
+def event_body(
+    body: Mapping[str, Any], *, type: str, reason: str, message: str, component: str
+) -> dict[str, Any]:
+    """A core/v1 Event about ``body``, as kopf's poster writes one (its message cut to what the API takes)."""
+    metadata = body.get("metadata") or {}
+    namespace = str(metadata.get("namespace") or "default")
+    if len(message) > _EVENT_MESSAGE:
+        half = (_EVENT_MESSAGE - 5) // 2
+        message = f"{message[:half]} ... {message[-half:]}"
+    now = datetime.datetime.now(datetime.UTC).isoformat()
+    involved = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"), "name": metadata.get("name"),
+                "uid": metadata.get("uid"), "namespace": namespace}  # fmt: skip
+    return {
+        "metadata": {"namespace": namespace, "generateName": "kto-event-"},
+        "action": "Reconcile",
+        "type": type,
+        "reason": reason,
+        "message": message,
+        "reportingComponent": component,
+        "reportingInstance": component,
+        "source": {"component": component},
+        "involvedObject": involved,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "eventTime": now,
+    }
+
+
 class SessionEvents:
     """Events posted over kopf's bounded session (``session_of``: the last login's, None before it), each in a
     task of its own, as kopf's poster does them, but without kopf's per-Event lookups of its credentials vault
@@ -100,34 +128,10 @@ class SessionEvents:
         if session is None:
             self._fallback.post(body, type=type, reason=reason, message=message)
             return
-        event = self._event(body, type, reason, message)
+        event = event_body(body, type=type, reason=reason, message=message, component=self._component)
         task = asyncio.get_running_loop().create_task(self._send(session, event))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
-
-    def _event(self, body: Mapping[str, Any], type: str, reason: str, message: str) -> dict[str, Any]:
-        metadata = body.get("metadata") or {}
-        namespace = str(metadata.get("namespace") or "default")
-        if len(message) > _EVENT_MESSAGE:
-            half = (_EVENT_MESSAGE - 5) // 2
-            message = f"{message[:half]} ... {message[-half:]}"
-        now = datetime.datetime.now(datetime.UTC).isoformat()
-        involved = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"), "name": metadata.get("name"),
-                    "uid": metadata.get("uid"), "namespace": namespace}  # fmt: skip
-        return {
-            "metadata": {"namespace": namespace, "generateName": "kto-event-"},
-            "action": "Reconcile",
-            "type": type,
-            "reason": reason,
-            "message": message,
-            "reportingComponent": self._component,
-            "reportingInstance": self._component,
-            "source": {"component": self._component},
-            "involvedObject": involved,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "eventTime": now,
-        }
 
     async def _send(self, session: Any, event: Mapping[str, Any]) -> None:
         namespace = event["metadata"]["namespace"]

@@ -1,0 +1,41 @@
+"""``SessionEvents``: the Event a KafkaTopic change posts, and kopf's poster before a login. Posting over the
+session itself is exercised against the real kube-apiserver (``tests/real``: every scenario's Events)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from topic_operator.k8s.kube_api import SessionEvents, event_body
+
+TOPIC = {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaTopic",
+         "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"}}  # fmt: skip
+
+
+def test_an_event_names_its_object_and_a_long_message_is_cut_to_what_the_api_takes() -> None:
+    event = event_body(TOPIC, type="Warning", reason="Invalid", message="x" * 5000, component="kto")
+    assert event["involvedObject"] == {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaTopic", "name": "orders",
+                                       "uid": "u-1", "namespace": "team-a"}  # fmt: skip
+    assert event["metadata"]["namespace"] == "team-a"
+    assert (event["type"], event["reason"], event["source"]) == ("Warning", "Invalid", {"component": "kto"})
+    assert len(event["message"]) <= 1024
+    assert " ... " in event["message"]
+    short = event_body(
+        TOPIC, type="Normal", reason="Created", message="Created topic orders", component="kto"
+    )
+    assert short["message"] == "Created topic orders"
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.posted: list[tuple[str, str]] = []
+
+    def post(self, body: Mapping[str, Any], *, type: str, reason: str, message: str) -> None:
+        self.posted.append((type, reason))
+
+
+def test_before_a_login_kopfs_poster_posts() -> None:
+    fallback = Recorded()
+    events = SessionEvents(fallback, "kto")
+    events.post(TOPIC, type="Normal", reason="Created", message="m")
+    assert fallback.posted == [("Normal", "Created")]
