@@ -521,7 +521,7 @@ def _floor_registry(*, topics: bool = True) -> Any:
     return registry
 
 
-async def _raw_topic_floor(url: str) -> None:
+async def _raw_topic_floor(url: str, token: str = TOKEN, ca: str | None = None) -> None:
     """The same least work per KafkaTopic event with no kopf at all: one list and watch over aiohttp, a claim
     kept per event, and for each new generation one status merge-patch and one Event. What the Kubernetes side
     costs per event when nothing but the HTTP and JSON work is done."""
@@ -532,7 +532,12 @@ async def _raw_topic_floor(url: str) -> None:
     running: set[asyncio.Task[None]] = set()
     gate = asyncio.Semaphore(64)
 
-    async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session:
+    import ssl
+
+    context = ssl.create_default_context(cafile=str(ca)) if ca else None
+    connector = aiohttp.TCPConnector(limit=16, ssl=context if context is not None else True)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
 
         async def handle(metadata: dict[str, Any]) -> None:
             status = {"status": {"observedGeneration": metadata["generation"], "conditions": [_FLOOR_READY]}}
@@ -575,9 +580,11 @@ async def _raw_topic_floor(url: str) -> None:
                             seen(event["object"])
 
 
-async def _with_raw_floor(operator: Any, url: str) -> None:
+async def _with_raw_floor(operator: Any, phases: Phases) -> None:
     """``operator`` (kopf, KafkaClusters only) with the raw KafkaTopic floor beside it, until it stops."""
-    watch = asyncio.create_task(_raw_topic_floor(url))
+    watch = asyncio.create_task(
+        _raw_topic_floor(phases.url, phases.token, str(phases.ca) if phases.ca else None)
+    )
     try:
         await operator
     finally:
@@ -594,7 +601,7 @@ async def _operator_session(
     stop = asyncio.Event()
     registry = _floor_registry(topics=floor != "raw") if floor else None
     operator = operate(settings, stop_flag=stop, registry=registry)
-    task = asyncio.create_task(_with_raw_floor(operator, phases.url) if floor == "raw" else operator)
+    task = asyncio.create_task(_with_raw_floor(operator, phases) if floor == "raw" else operator)
     await asyncio.sleep(2)  # login and first lists
     for phase in plan:
         events = 1 if phase == "cluster" else phases.topics

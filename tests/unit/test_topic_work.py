@@ -152,10 +152,15 @@ def test_at_first_sight_only_what_is_not_settled_at_its_spec_is_work() -> None:
         assert work.offer(
             topic("waiting", 1, **ready_status(1, "ClusterUnavailable", ok=False)), first_sight=True
         )
+        # Paused while the operator was away: its settled status no longer describes it.
+        paused = topic("paused", 2, **ready_status(2))
+        paused["metadata"]["annotations"] = {PAUSED_ANNOTATION: "true"}
+        assert work.offer(paused, first_sight=True)
         # After the first sight, a status that describes its spec is no work, whatever it says.
         assert not work.offer(topic("refused", 1, **ready_status(1, "Invalid", ok=False)), first_sight=False)
-        await asyncio.gather(settle(work, "older"), settle(work, "waiting"))
-        assert sorted(name for name, _, _ in recorder.ran) == ["older", "waiting"]
+        await asyncio.gather(settle(work, "older"), settle(work, "waiting"), settle(work, "paused"))
+        assert sorted(name for name, _, _ in recorder.ran) == ["older", "paused", "waiting"]
+        assert ("paused", "Paused") in recorder.posted
 
     asyncio.run(scenario())
 

@@ -11,8 +11,8 @@ Here the watch event decides by itself whether there is work, and this queue doe
 - **Which events are work.** The status says which spec it describes (``observedGeneration``) and whether it
   was paused, so an event is work when the status does not describe the KafkaTopic as it is now, and this
   process has not already reconciled that very version (the echo of its own status patch, or a label change,
-  arriving before that echo). The first sight of an object (kopf's first list, or its creation) is work unless
-  its status says it is settled at this spec, as kopf's resume was (``settled_at_resume``).
+  arriving before that echo). The first sight of an object (kopf's first list, or its creation) is also work
+  when its status is not settled (``settled_at_resume``), as kopf's resume was.
 - **One reconcile per KafkaTopic at a time.** Events for a KafkaTopic whose reconcile is running wait as its
   newest body only, and run once after it.
 - **The writes.** A verdict's status goes out as one merge patch of the status subresource through the
@@ -124,10 +124,11 @@ class TopicWork:
         version = version_of(body, paused)
         if self._answered.get(key) == version:
             return False  # answered already: the echo of its status, or a change that is no work
-        if first_sight:
-            wanted = not settled_at_resume(body)
-        else:
-            wanted = not describes_current_spec(body, paused=paused)
+        # At first sight, an unsettled status is looked at again too (its KafkaCluster may have changed while
+        # the operator was away); a status that does not describe the KafkaTopic is work at any time (a spec
+        # changed, or a pause set or lifted, meanwhile).
+        describes = describes_current_spec(body, paused=paused)
+        wanted = not describes or (first_sight and not settled_at_resume(body))
         if wanted:
             self._queue(key, body)
         return wanted
