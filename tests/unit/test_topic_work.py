@@ -142,6 +142,48 @@ def test_events_of_a_running_kafkatopic_wait_and_run_once_with_the_newest_body()
     asyncio.run(scenario())
 
 
+def test_a_label_edited_while_its_reconcile_runs_costs_nothing_more() -> None:
+    recorder = Recorder()
+
+    async def scenario() -> None:
+        work = recorder.work()
+        recorder.gate = asyncio.Event()
+        body = topic()
+        work.offer(body, first_sight=False)
+        await asyncio.sleep(0)
+        labelled = copy.deepcopy(body)  # the watch event of a label, with the status before the reconcile's
+        labelled["metadata"]["labels"] = {"team": "a"}
+        assert work.offer(labelled, first_sight=False)
+        recorder.gate.set()
+        await settle(work)
+        assert len(recorder.ran) == 1
+        assert recorder.posted == [("orders", "Created")]
+
+    asyncio.run(scenario())
+
+
+def test_a_retried_verdict_is_not_written_again_for_a_label_edited_meanwhile() -> None:
+    recorder = Recorder()
+    recorder.answer["orders"] = ("ClusterUnavailable", True)
+
+    async def scenario() -> None:
+        work = recorder.work()
+        recorder.gate = asyncio.Event()
+        body = topic()
+        work.offer(body, first_sight=False)
+        await asyncio.sleep(0)
+        labelled = copy.deepcopy(body)
+        labelled["metadata"]["labels"] = {"team": "a"}
+        work.offer(labelled, first_sight=False)
+        recorder.gate.set()
+        await settle(work)
+        assert len(recorder.ran) == 2  # the labelled body runs too: the verdict asked for a retry
+        assert recorder.ran[1] == ("orders", 1, "ClusterUnavailable"), "with the status the first run wrote"
+        assert len(recorder.written) == len(recorder.posted) == 1
+
+    asyncio.run(scenario())
+
+
 def test_at_first_sight_only_what_is_not_settled_at_its_spec_is_work() -> None:
     recorder = Recorder()
 

@@ -215,13 +215,23 @@ class TopicWork:
     async def _run(self, key: ObjectKey) -> None:
         verdict: Verdict | None = None
         body: Mapping[str, Any] | None = None
+        # The generation and status this run last wrote: a body that arrived meanwhile (a label edited while the
+        # reconcile ran) still carries the status from before it.
+        written: tuple[object, Mapping[str, Any]] | None = None
         try:
             while (body := self._waiting.pop(key, None)) is not None:
+                if self._answered.get(key) == version_of(body, self._is_paused(body)):
+                    continue  # the version just answered, seen again with an older status
+                generation = mapping(body.get("metadata")).get("generation")
+                if written is not None and written[0] == generation:
+                    body = {**body, "status": _merged(body.get("status"), written[1])}
                 if self._gate is None:
-                    verdict = await self._once(key, body)
+                    verdict, status = await self._once(key, body)
                 else:
                     async with self._gate:
-                        verdict = await self._once(key, body)
+                        verdict, status = await self._once(key, body)
+                if status is not None:
+                    written = (generation, status)
         except Exception:  # a defect of the reconcile: logged once, retried like any failure
             logger.exception("reconcile of KafkaTopic %s/%s failed", *key)
             self._later_with(key, body)
@@ -231,24 +241,29 @@ class TopicWork:
                 if not future.done():
                     future.set_result(verdict)
 
-    async def _once(self, key: ObjectKey, body: Mapping[str, Any]) -> Verdict:
+    async def _once(
+        self, key: ObjectKey, body: Mapping[str, Any]
+    ) -> tuple[Verdict, Mapping[str, Any] | None]:
+        """One reconcile and its writes: the verdict, and the status written (None: none was)."""
         self.reconciles += 1
         verdict = await self._reconcile(body)
+        written = None
         if verdict.status and self._differs(body.get("status"), verdict.status):
             try:
                 await self._write_status(key[0], key[1], verdict.status)
             except Exception as error:  # any refusal: said once, retried later
                 if status_code(error) == _NOT_FOUND:
-                    return verdict  # deleted meanwhile: its DELETED event follows
+                    return verdict, None  # deleted meanwhile: its DELETED event follows
                 logger.warning("status of KafkaTopic %s/%s not written (retrying): %s", *key, error)
                 self._later_with(key, body)
-                return verdict
+                return verdict, None
+            written = verdict.status
             self._post_events(body, verdict)  # Events accompany a status change, once it landed
         if verdict.retry is not None:
             self._later_with(key, {**body, "status": _merged(body.get("status"), verdict.status)})
         else:
             self._answered[key] = version_of(body, self._is_paused(body))
-        return verdict
+        return verdict, written
 
     def _later_with(self, key: ObjectKey, body: Mapping[str, Any] | None) -> None:
         """Retry ``key`` after ``retry_delay``, with ``body`` unless a newer one arrives meanwhile."""
