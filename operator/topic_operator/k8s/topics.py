@@ -1,10 +1,11 @@
-"""KafkaTopic reconciliation, shared by the kopf handlers and the KafkaCluster drift timer.
+"""KafkaTopic reconciliation, shared by the operator's KafkaTopic work (``topic_work``), kopf's delete handler
+and the KafkaCluster drift timer.
 
 A reconcile is a fixed sequence of refusals before any work, then one trip through the engine:
 paused? -> valid (CRD schema and Kafka rules, via the manifest loader)? -> owner of the topic? -> cluster
 connected? -> the cluster's batch (plan + apply) -> status and Events from the engine's result. The outcome is a
-``Verdict``: the status to write, the Events to post, and whether kopf should retry later. Nothing here imports
-kopf: the handlers turn a Verdict into a patch and a ``kopf.TemporaryError``, the drift timer into API patches.
+``Verdict``: the status to write, the Events to post, and whether to retry later. Nothing here imports kopf:
+``TopicWork`` and the drift timer turn a Verdict into a status patch, Events and a retry.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class Verdict:
     """The metrics label: an engine outcome, or paused / invalid / conflict / cluster_unavailable / deferred."""
     events: tuple[EventSpec, ...] = ()
     retry: str | None = None
-    """Why kopf should call the handler again later (None: done)."""
+    """Why the reconcile should run again later (None: done)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,7 @@ class DeletionVerdict:
 def settled_at_resume(body: Mapping[str, Any]) -> bool:
     """Whether a resume at start-up has nothing to do: the status already says Kafka matched this very spec
     (Ready=True, Created/Adopted/Updated/InSync, at this generation; a paused topic or one in mode Plan never says
-    so), and the KafkaTopic is not being deleted. kopf resumes every object when the operator starts; planning
+    so), and the KafkaTopic is not being deleted. kopf lists every object when the operator starts; planning
     each such one again would repeat the KafkaCluster's drift check, which also runs at start and reverts what
     changed in Kafka while the operator was away. Spec changes made meanwhile come as updates, not resumes."""
     return _settled_ready(body) is not None and not mapping(body.get("metadata")).get("deletionTimestamp")
@@ -415,8 +416,8 @@ def _created_since_declared(body: Mapping[str, Any], report: TopicReport) -> boo
 
 def _settled_ready(body: Mapping[str, Any]) -> Condition | None:
     """The Ready condition of a spec already reconciled (Created, Updated or InSync at this generation), kept by a
-    reconcile that changes nothing: after a restart kopf resumes every KafkaTopic, and rewriting each "Updated"
-    as "InSync" would write 10,000 statuses to say nothing new."""
+    reconcile that changes nothing: a drift check or a retry reconciles a settled KafkaTopic again, and rewriting
+    each "Updated" as "InSync" would write 10,000 statuses to say nothing new."""
     ready = _ready(body)
     if _current(body) and ready.get("status") == "True" and ready.get("reason") in _SETTLED:
         return Condition(READY, True, Reason(ready["reason"]), str(ready.get("message", "")))
@@ -451,14 +452,14 @@ async def check_drift(
     again: list[Mapping[str, Any]] = []
     for body in bodies:
         if is_paused(body) or not _current(body):
-            continue  # a spec kopf has not handled yet is kopf's to handle (and retry): never raced here
+            continue  # a spec not reconciled yet is TopicWork's to handle (and retry): never raced here
         if _owner_or_none(body, claims, identity_of) is not None:
             if _ready(body).get("reason") != Reason.CONFLICT.value:
                 again.append(body)  # a topic now owned by an older KafkaTopic
             continue
         spec, _ = validate_topic(ctx, body)
         if spec is None:
-            continue  # Invalid until its spec changes, and then kopf handles it
+            continue  # Invalid until its spec changes, and then TopicWork handles it
         owned.append((body, spec))
     plan = await handle.run(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
     drifted = 0
