@@ -142,20 +142,26 @@ def test_events_of_a_running_kafkatopic_wait_and_run_once_with_the_newest_body()
     asyncio.run(scenario())
 
 
+async def label_while_running(recorder: Recorder) -> None:
+    """A KafkaTopic reconciled, and a label edited while the reconcile runs: its watch event carries the status
+    from before the reconcile's. Returns once the KafkaTopic's work is done."""
+    work = recorder.work()
+    recorder.gate = asyncio.Event()
+    body = topic()
+    work.offer(body, first_sight=False)
+    await asyncio.sleep(0)
+    labelled = copy.deepcopy(body)
+    labelled["metadata"]["labels"] = {"team": "a"}
+    assert work.offer(labelled, first_sight=False)
+    recorder.gate.set()
+    await settle(work)
+
+
 def test_a_label_edited_while_its_reconcile_runs_costs_nothing_more() -> None:
     recorder = Recorder()
 
     async def scenario() -> None:
-        work = recorder.work()
-        recorder.gate = asyncio.Event()
-        body = topic()
-        work.offer(body, first_sight=False)
-        await asyncio.sleep(0)
-        labelled = copy.deepcopy(body)  # the watch event of a label, with the status before the reconcile's
-        labelled["metadata"]["labels"] = {"team": "a"}
-        assert work.offer(labelled, first_sight=False)
-        recorder.gate.set()
-        await settle(work)
+        await label_while_running(recorder)
         assert len(recorder.ran) == 1
         assert recorder.posted == [("orders", "Created")]
 
@@ -167,16 +173,7 @@ def test_a_retried_verdict_is_not_written_again_for_a_label_edited_meanwhile() -
     recorder.answer["orders"] = ("ClusterUnavailable", True)
 
     async def scenario() -> None:
-        work = recorder.work()
-        recorder.gate = asyncio.Event()
-        body = topic()
-        work.offer(body, first_sight=False)
-        await asyncio.sleep(0)
-        labelled = copy.deepcopy(body)
-        labelled["metadata"]["labels"] = {"team": "a"}
-        work.offer(labelled, first_sight=False)
-        recorder.gate.set()
-        await settle(work)
+        await label_while_running(recorder)
         assert len(recorder.ran) == 2  # the labelled body runs too: the verdict asked for a retry
         assert recorder.ran[1] == ("orders", 1, "ClusterUnavailable"), "with the status the first run wrote"
         assert len(recorder.written) == len(recorder.posted) == 1
