@@ -135,14 +135,8 @@ class SessionEvents:
 
     async def _send(self, session: Any, event: Mapping[str, Any]) -> None:
         namespace = event["metadata"]["namespace"]
-        url = f"{str(session.server).rstrip('/')}/api/v1/namespaces/{namespace}/events"
         try:
-            async with session.aiohttp_session.post(
-                url, json=event, timeout=aiohttp.ClientTimeout(total=_PATCH_TIMEOUT)
-            ) as response:
-                answer = await response.read()
-                if response.status >= 400:
-                    raise ApiRefusedError(response.status, answer[:300].decode("utf-8", "replace"))
+            await request_over(session, "POST", f"/api/v1/namespaces/{namespace}/events", json.dumps(event))
         except Exception as error:  # an Event lost is said in the log, never fatal (Kubernetes allows it)
             involved = event["involvedObject"]
             logger.warning(
@@ -167,9 +161,10 @@ def status_code(error: Exception) -> int | None:
 
 
 _MERGE_PATCH: Final = {"Content-Type": "application/merge-patch+json"}
-_PATCH_TIMEOUT: Final = 30.0
-"""Seconds a status patch may take, the wait for a connection of the bounded pool included: then it is retried
-(a hung API server must not hold a KafkaTopic's work forever)."""
+_JSON: Final = {"Content-Type": "application/json"}
+_REQUEST_TIMEOUT: Final = 30.0
+"""Seconds a status patch or an Event may take, the wait for a connection of the bounded pool included: then the
+patch is retried and the Event given up (a hung API server must not hold a KafkaTopic's work forever)."""
 
 
 async def patch_status_over(
@@ -180,18 +175,25 @@ async def patch_status_over(
     reused, but not decoded: nothing in it is needed. On the real kube-apiserver, lightkube's HTTP client cost a
     quarter of the operator's CPU per KafkaTopic change for this one request (httpx, its TLS streams, and the
     object decoded into a model), and opened connections beyond its kept-alive pool in every burst."""
-    url = f"{str(session.server).rstrip('/')}/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{plural}/{name}/status"
+    path = f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{plural}/{name}/status"
     payload = json.dumps({"status": dict(status)}, separators=(",", ":"))
-    timeout = aiohttp.ClientTimeout(total=_PATCH_TIMEOUT)
-    async with session.aiohttp_session.patch(
-        url, data=payload, headers=_MERGE_PATCH, timeout=timeout
+    await request_over(session, "PATCH", path, payload, _MERGE_PATCH)
+
+
+async def request_over(
+    session: Any, method: str, path: str, payload: str, headers: Mapping[str, str] = _JSON
+) -> None:
+    """One request over kopf's session (a ``kopf.AiohttpSession``), bounded by ``_REQUEST_TIMEOUT``. The answer
+    is read, so that the connection is reused, but not decoded; a refusal is an ``ApiRefusedError``."""
+    url = f"{str(session.server).rstrip('/')}{path}"
+    timeout = aiohttp.ClientTimeout(total=_REQUEST_TIMEOUT)
+    async with session.aiohttp_session.request(
+        method, url, data=payload, headers=dict(headers), timeout=timeout
     ) as response:
         answer = await response.read()
         if response.status >= 400:
             reason = answer[:300].decode("utf-8", "replace")
-            raise ApiRefusedError(
-                response.status, f"PATCH {plural}/{namespace}/{name}/status: {response.status} {reason}"
-            )
+            raise ApiRefusedError(response.status, f"{method} {path}: {response.status} {reason}")
 
 
 def _lease_error(error: Exception, verb: str, namespace: str, name: str) -> Exception:
