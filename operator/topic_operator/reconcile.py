@@ -1,12 +1,12 @@
 """Plan and apply: the one entry point the operator, the CLI and the demo use to make a cluster match.
 
 Read the cluster (or take the watched view's state), plan every declared topic, apply the actions through the
-ZooKeeper writer (pipelined, one transaction each), and for every topic whose write met a concurrent change,
+cluster's store (ZooKeeper's writer, pipelined, one transaction each; or the Admin protocol's batched requests), and for every topic whose write met a concurrent change,
 re-read just that topic and plan it again, a bounded number of times. Results are per topic, so one topic's
 rejection or conflict never holds up another, and applying the same declarations twice changes nothing the
 second time.
 
-Every step is bounded by one deadline: how long ZooKeeper may keep the run waiting. An outage shorter than that
+Every step is bounded by one deadline: how long the cluster may keep the run waiting. An outage shorter than that
 is ridden out; a longer one ends the run with each topic's outcome as it stands (applied, not written, or
 unknown) and ``ReconcileReport.interrupted`` saying why, so that the caller can report it and try again later.
 """
@@ -19,12 +19,18 @@ from enum import Enum
 
 from kazoo.client import KazooClient
 
+from topic_operator.cluster_store import (
+    DEFAULT_DEADLINE,
+    ClusterStore,
+    ClusterUnavailableError,
+    Outcome,
+    Patience,
+    WriteResult,
+)
 from topic_operator.model import ApplyMode, ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import Action, Plan, TopicPlan, TopicStatus, plan
-from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE, Patience
-from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
-from topic_operator.zookeeper.snapshot import read_cluster
-from topic_operator.zookeeper.writer import Outcome, WriteResult, ZooKeeperWriter
+from topic_operator.zookeeper.store import ZooKeeperStore
+from topic_operator.zookeeper.writer import ZooKeeperWriter
 
 __all__ = ["ReconcileReport", "Reconciler", "TopicOutcome", "TopicResult"]
 
@@ -38,10 +44,10 @@ class TopicOutcome(Enum):
     CONFLICT = "conflict"
     """Other writers kept changing the topic; nothing of ours was written in the last attempt."""
     NOT_WRITTEN = "not_written"
-    """ZooKeeper stayed away past the deadline before the topic's change was (wholly) written; ``errors`` say
+    """The cluster stayed away past the deadline before the topic's change was (wholly) written; ``errors`` say
     which part was not. Nothing of that part landed: planning again is safe."""
     UNKNOWN = "unknown"
-    """The change was sent, its answer was lost with the connection, and ZooKeeper did not come back within the
+    """The change was sent, its answer was lost with the connection, and the cluster did not come back within the
     deadline to tell whether it landed. The next run re-reads and finds out."""
 
 
@@ -61,7 +67,7 @@ class TopicResult:
 @dataclass(frozen=True, slots=True)
 class ReconcileReport:
     """The first plan (what was intended) and each topic's result (what happened). ``interrupted`` is the
-    one-line reason when ZooKeeper stayed away past the deadline and ended the run early (None otherwise)."""
+    one-line reason when the cluster stayed away past the deadline and ended the run early (None otherwise)."""
 
     cluster: str
     plan: Plan
@@ -82,14 +88,16 @@ class ReconcileReport:
 
 
 class Reconciler:
-    """Makes one cluster match its declarations through ``client`` (started, rooted at the cluster's chroot).
+    """Makes one cluster match its declarations through ``store``: a ``ClusterStore`` (ZooKeeper's or the Admin
+    protocol's), or a started kazoo client rooted at the cluster's chroot, taken as its ZooKeeper store.
 
-    ``deadline``: seconds ZooKeeper may keep a ``plan`` or ``apply`` waiting, unless the call gives its own.
+    ``deadline``: seconds the cluster may keep a ``plan`` or ``apply`` waiting, unless the call gives its own.
+    ``writer`` is the ZooKeeper writer to use with a kazoo client (ignored with a store).
     """
 
     def __init__(
         self,
-        client: KazooClient,
+        store: ClusterStore | KazooClient,
         cluster: ClusterSpec,
         *,
         writer: ZooKeeperWriter | None = None,
@@ -97,9 +105,11 @@ class Reconciler:
         max_replans: int = 3,
         deadline: float = DEFAULT_DEADLINE,
     ) -> None:
-        self._client = client
+        if isinstance(store, KazooClient):
+            writer = writer if writer is not None else ZooKeeperWriter(store, deadline=deadline)
+            store = ZooKeeperStore(store, writer)
+        self.store: ClusterStore = store
         self._cluster = cluster
-        self._writer = writer if writer is not None else ZooKeeperWriter(client, deadline=deadline)
         self._seed = seed
         self._max_replans = max_replans
         self._deadline = deadline
@@ -113,9 +123,9 @@ class Reconciler:
         deadline: float | Patience | None = None,
     ) -> Plan:
         """What would change, computed against ``state`` or a fresh read. Nothing is written. Raises
-        ``ZooKeeperUnavailableError`` if the read cannot finish within the deadline."""
+        ``ClusterUnavailableError`` if the read cannot finish within the deadline."""
         if state is None:
-            state = read_cluster(self._client, deadline=self._patience(deadline))
+            state = self.store.read_cluster(deadline=self._patience(deadline))
         return plan(desired, state, self._cluster, deleting=deleting, seed=self._seed)
 
     def apply(
@@ -131,7 +141,7 @@ class Reconciler:
         ``state`` (e.g. the watched view's) saves a full read; if it is stale, the writer's version checks turn
         that into conflicts, and those topics are re-read and re-planned. ``deadline`` bounds every wait on
         ZooKeeper: past it the report says each topic's outcome and ``interrupted`` why (a first read that
-        cannot finish raises ``ZooKeeperUnavailableError`` instead: nothing was planned or written).
+        cannot finish raises ``ClusterUnavailableError`` instead: nothing was planned or written).
         """
         patience = self._patience(deadline)
         desired, deleting = list(desired), list(deleting)
@@ -153,7 +163,7 @@ class Reconciler:
             names = [tp.topic for tp, _ in conflicts]
             try:
                 pending = self._replan(names, desired, deleting, specs, results, attempt, patience)
-            except ZooKeeperUnavailableError as gone:
+            except ClusterUnavailableError as gone:
                 interrupted = str(gone)
                 for topic_plan, errors in conflicts:
                     results[topic_plan.topic] = TopicResult(
@@ -175,8 +185,8 @@ class Reconciler:
         ended early (None when it did not)."""
         actions: list[Action] = [action for topic_plan in plans for action in topic_plan.actions]
         try:
-            written_results = self._writer.apply_all(actions, deadline=patience)
-        except ZooKeeperUnavailableError as gone:  # before anything was sent
+            written_results = self.store.apply_all(actions, deadline=patience)
+        except ClusterUnavailableError as gone:  # before anything was sent
             for topic_plan in plans:
                 results[topic_plan.topic] = TopicResult(
                     topic_plan.topic, TopicOutcome.NOT_WRITTEN, topic_plan, (gone,), attempt
@@ -217,7 +227,7 @@ class Reconciler:
     ) -> list[TopicPlan]:
         """Re-read only the conflicting topics (plus brokers and markers) and plan them again. Collision checks
         need every name: a conflicting create re-plans against a topic that now exists, which needs none."""
-        fresh = read_cluster(self._client, topics=topics, deadline=patience)
+        fresh = self.store.read_cluster(topics=topics, deadline=patience)
         wanted = set(topics)
         again = plan(
             [s for s in desired if s.name in wanted],

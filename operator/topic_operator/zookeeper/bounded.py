@@ -33,6 +33,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
 from kazoo.protocol.states import KeeperState
 
+from topic_operator.cluster_store import DEFAULT_DEADLINE, Patience
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
 
 __all__ = [
@@ -43,10 +44,6 @@ __all__ = [
     "Patience",
     "client_gave_up",
 ]
-
-DEFAULT_DEADLINE = 60.0
-"""Seconds ZooKeeper may keep a command (or one operator batch) waiting before it gives up: long enough to ride
-out a leader election or a restarted server, short enough that a lost ensemble is reported within a minute."""
 
 MAX_UNANSWERED = 128
 """Requests of one client in flight at once. Each holds one wake-up byte in kazoo's socket pair until the
@@ -65,42 +62,6 @@ _in_flight_lock = threading.Lock()
 
 class AnswerLostError(ZooKeeperUnavailableError):
     """The connection went away (or the deadline passed) while a request was unanswered: it may have run."""
-
-
-class Patience:
-    """How long ZooKeeper may keep us waiting, counted from the last sign of life.
-
-    ``restart()`` starts the clock afresh: at each step of a command (a read, a batch of writes) and on
-    reconnecting, so time spent planning between steps never counts; ``heard(at)`` restarts it from the time an
-    answer came, so a long run that keeps getting answers never runs out. ``clock`` is injectable for tests.
-    """
-
-    def __init__(
-        self, seconds: float = DEFAULT_DEADLINE, *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        if not seconds > 0:
-            raise ValueError(f"a ZooKeeper deadline must be positive, not {seconds!r}")
-        self.seconds = seconds
-        self._clock = clock
-        self._since = clock()
-
-    def restart(self) -> None:
-        self._since = self._clock()
-
-    def heard(self, at: float) -> None:
-        """A sign of life that came at ``at`` (a ``clock()`` time) or later: the clock restarts from then, never
-        from an earlier time than it already has."""
-        self._since = max(self._since, at)
-
-    def now(self) -> float:
-        return self._clock()
-
-    def remaining(self) -> float:
-        return self._since + self.seconds - self._clock()
-
-    @property
-    def expired(self) -> bool:
-        return self.remaining() <= 0
 
 
 def client_gave_up(client: KazooClient) -> bool:

@@ -6,6 +6,8 @@ Messages never contain a password: connect strings carry none, and credentials a
 
 from __future__ import annotations
 
+from topic_operator.cluster_store import ClusterUnavailableError
+
 __all__ = [
     "FencedError",
     "KraftMigrationError",
@@ -23,7 +25,7 @@ class ZooKeeperError(Exception):
     """Base of every ZooKeeper-side failure."""
 
 
-class ZooKeeperUnavailableError(ZooKeeperError):
+class ZooKeeperUnavailableError(ZooKeeperError, ClusterUnavailableError):
     """No server of the ensemble could be reached (or stayed reachable) within the configured time."""
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from typing import Any, Final
@@ -32,6 +31,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.security import ACL
 
+from topic_operator.cluster_store import Outcome, WriteResult
 from topic_operator.kafka.errors import (
     AdminOperationError,
     BrokerNotAvailableError,
@@ -89,29 +89,6 @@ def kraft_migration_refusal(where: str, migration: str) -> str:
         f"ZooKeeper path {where!r} holds a Kafka cluster migrating to KRaft ({migration}): znodes written now "
         "would not be seen by the KRaft metadata, so kafka-topic-operator writes nothing there; nothing was written"
     )
-
-
-class Outcome(Enum):
-    APPLIED = "applied"
-    CONFLICT = "conflict"
-    REJECTED = "rejected"
-    NOT_WRITTEN = "not_written"
-    """Nothing of the action landed: ZooKeeper went away before it was sent, or it was found not committed and
-    could not be sent again within the deadline."""
-    UNKNOWN = "unknown"
-    """Sent, but its answer was lost with the connection and ZooKeeper did not come back within the deadline to
-    tell whether it landed: re-read before relying on either."""
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    """What happened to one action. ``error`` explains a conflict, rejection, or why it was not written or is
-    unknown; ``retried`` counts commits sent again after their outcome was lost with the connection."""
-
-    action: Action
-    outcome: Outcome
-    error: Exception | None = None
-    retried: int = 0
 
 
 BrokerConfigs = dict[int, "tuple[dict[str, str], int] | str | None"]

@@ -1,0 +1,42 @@
+"""A ZooKeeper-mode cluster as the engine's ``ClusterStore``: read with ``snapshot.read_cluster``, written with the
+``ZooKeeperWriter`` (one transaction per action, compare-and-set on the versions read)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from kazoo.client import KazooClient
+
+from topic_operator.cluster_store import DEFAULT_DEADLINE, Backend, Patience, WriteResult
+from topic_operator.model import ClusterState
+from topic_operator.plan import Action
+from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+__all__ = ["ZooKeeperStore"]
+
+
+class ZooKeeperStore:
+    """``client`` (started, rooted at the cluster's chroot) and the writer that writes through it."""
+
+    def __init__(self, client: KazooClient, writer: ZooKeeperWriter | None = None) -> None:
+        self.client = client
+        self.writer = writer if writer is not None else ZooKeeperWriter(client)
+
+    @property
+    def backend(self) -> Backend:
+        return Backend.ZOOKEEPER
+
+    def read_cluster(
+        self,
+        *,
+        partition_states: bool = False,
+        topics: Collection[str] | None = None,
+        deadline: float | Patience = DEFAULT_DEADLINE,
+    ) -> ClusterState:
+        return read_cluster(self.client, partition_states=partition_states, topics=topics, deadline=deadline)
+
+    def apply_all(
+        self, actions: Sequence[Action], *, deadline: float | Patience | None = None
+    ) -> list[WriteResult]:
+        return self.writer.apply_all(actions, deadline=deadline)
