@@ -144,6 +144,9 @@ class AlterConfig:
     config: Mapping[str, str]
     expected_version: int | None
     clear_broker_throttles: tuple[int, ...] = ()
+    previous: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The override set as read (context, not part of what the action asks for): what the Admin protocol's incremental change is the difference from (SET
+    the keys that differ, DELETE the keys that go), where ZooKeeper's write replaces the whole set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +164,8 @@ class Reassign:
     throttle_bytes_per_second: int | None = None
     config: Mapping[str, str] | None = None
     config_expected_version: int | None = None
+    previous_config: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The override set as read, which ``config`` replaces (see ``AlterConfig.previous``)."""
 
     @property
     def brokers(self) -> tuple[int, ...]:
@@ -874,7 +879,13 @@ def _reassign(
     moves = tuple(moves_between(current.partitions, target))
     throttle = cluster.reassignment.throttle_bytes_per_second
     reassign = Reassign(
-        spec.name, moves, current.topic_znode_version, throttle, None, current.config_znode_version
+        spec.name,
+        moves,
+        current.topic_znode_version,
+        throttle,
+        None,
+        current.config_znode_version,
+        current.config,
     )
     if throttle is None:
         return reassign
@@ -995,7 +1006,7 @@ def _config_change(
         for key in sorted(set(before) | set(after))
         if before.get(key) != after.get(key)
     ]
-    return AlterConfig(spec.name, wanted, current.config_znode_version, clear), changes
+    return AlterConfig(spec.name, wanted, current.config_znode_version, clear, current.config), changes
 
 
 def _plan_removal(spec: TopicSpec, actual: ClusterState, cluster: ClusterSpec) -> TopicPlan:

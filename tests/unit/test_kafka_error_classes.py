@@ -27,6 +27,7 @@ EXPECTED = {
     "TopicDeletionDisabledError": ("org.apache.kafka.common.errors.TopicDeletionDisabledException", 73),
     "TopicAlreadyMarkedForDeletionError": ("kafka.common.TopicAlreadyMarkedForDeletionException", -1),
     "AdminOperationError": ("kafka.admin.AdminOperationException", -1),
+    "PolicyViolationError": ("org.apache.kafka.common.errors.PolicyViolationException", 44),
 }
 
 
@@ -38,8 +39,9 @@ def test_class_names_and_codes(name: str, expected: tuple[str, int]) -> None:
     assert issubclass(cls, KafkaError)
 
 
-OURS = {"ClusterMigratingToKraftError"}
-"""Refusals Kafka has no exception for, reported as the Kafka class they derive from."""
+OURS = {"ClusterMigratingToKraftError", "BrokerRefusalError"}
+"""Refusals Kafka has no exception for, reported as the Kafka class they derive from, and a broker's answer
+whose code no class here stands for."""
 
 
 def test_every_exported_error_is_checked() -> None:
@@ -75,3 +77,23 @@ def test_errors_compare_by_value() -> None:
 def test_unknown_kafka_class_is_a_key_error() -> None:
     with pytest.raises(KeyError, match="no error class"):
         error_class_for("org.example.Nope")
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [(36, errors.TopicExistsError), (37, InvalidPartitionsError), (39, errors.InvalidReplicaAssignmentError),
+     (40, InvalidConfigurationError), (44, errors.PolicyViolationError), (3, errors.UnknownTopicOrPartitionError)],
+)  # fmt: skip
+def test_a_broker_s_answer_becomes_the_class_of_its_code(code: int, expected: type[KafkaError]) -> None:
+    error = errors.error_for_code(code, "the broker's own words", kafka_name="Whatever", field="config")
+    assert type(error) is expected
+    assert (str(error), error.field) == ("the broker's own words", "config")
+
+
+def test_a_code_no_class_stands_for_keeps_the_client_s_name_and_the_message() -> None:
+    error = errors.error_for_code(
+        89, "The throttling quota has been exceeded.", kafka_name="ThrottlingQuotaExceededError"
+    )
+    assert isinstance(error, errors.BrokerRefusalError)
+    assert (error.code, error.kafka_name) == (89, "ThrottlingQuotaExceededError")
+    assert str(error) == "ThrottlingQuotaExceededError: The throttling quota has been exceeded."

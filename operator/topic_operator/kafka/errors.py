@@ -17,6 +17,7 @@ from typing import ClassVar, TypeVar
 __all__ = [
     "AdminOperationError",
     "BrokerNotAvailableError",
+    "BrokerRefusalError",
     "ClusterMigratingToKraftError",
     "ConfigError",
     "InvalidConfigurationError",
@@ -26,12 +27,14 @@ __all__ = [
     "InvalidRequestError",
     "InvalidTopicError",
     "KafkaError",
+    "PolicyViolationError",
     "ReassignmentInProgressError",
     "TopicAlreadyMarkedForDeletionError",
     "TopicDeletionDisabledError",
     "TopicExistsError",
     "UnknownTopicOrPartitionError",
     "error_class_for",
+    "error_for_code",
 ]
 
 _ERRORS = "org.apache.kafka.common.errors."
@@ -175,3 +178,39 @@ class ClusterMigratingToKraftError(AdminOperationError):
     """Not Kafka's: kafka-topic-operator refuses every write to a cluster migrating to KRaft (semantics §15). Kept
     apart from invalid input because the topic is not at fault: the operator reports it against the cluster and
     retries, rather than marking the declaration Invalid."""
+
+
+@_kafka_exception(_ERRORS + "PolicyViolationException", 44)
+class PolicyViolationError(KafkaError):
+    """The brokers' ``create.topic.policy.class.name`` or ``alter.config.policy.class.name`` refused the request."""
+
+
+class BrokerRefusalError(KafkaError):
+    """A refusal the brokers answered with an error code no class here stands for: ``kafka_name`` is the name the
+    client gives the code (``ThrottlingQuotaExceededError``), kept with the brokers' message."""
+
+    def __init__(self, message: str, *, code: int, kafka_name: str, field: str | None = None) -> None:
+        super().__init__(message, field=field)
+        self.code = code
+        self.kafka_name = kafka_name
+
+
+_PREFERRED_FOR_CODE = {40: InvalidConfigurationError}
+"""Where several classes share a code, the one a broker's answer stands for (``ConfigError`` is the broker's
+internal class; its answer on the wire is InvalidConfigurationException)."""
+
+
+def error_for_code(code: int, message: str, *, kafka_name: str = "", field: str | None = None) -> KafkaError:
+    """The rejection a broker answered with ``code`` and ``message`` (its own words), as the class bound to that
+    code, or ``BrokerRefusalError`` naming ``kafka_name`` when none is."""
+    cls = _PREFERRED_FOR_CODE.get(code) or next(
+        (c for c in _BY_KAFKA_CLASS.values() if c.error_code == code and code > 0), None
+    )
+    if cls is None:
+        return BrokerRefusalError(
+            f"{kafka_name or 'error code ' + str(code)}: {message}",
+            code=code,
+            kafka_name=kafka_name,
+            field=field,
+        )
+    return cls(message, field=field)

@@ -1,0 +1,162 @@
+"""One Admin client on a cluster's brokers, made from ``AdminSettings``, with every failure to reach them turned
+into one of ``admin.errors``' messages.
+
+kafka-python runs its network I/O on a thread of its own and its calls block the caller: every call is bounded
+by ``request_timeout_ms``, and bootstrapping by ``bootstrap_timeout_ms``, both the deadline the caller gives. So
+no call waits longer than that, whatever the brokers do; the operator runs calls in a worker thread, never on its
+event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import ssl
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import kafka.errors as kafka_errors
+from kafka.admin import KafkaAdminClient
+
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.errors import (
+    AdminClientError,
+    AdminSettingsError,
+    BrokersRefusedCredentialsError,
+    BrokersTlsError,
+    BrokersUnavailableError,
+)
+
+__all__ = ["connected", "open_admin", "reaching"]
+
+_T = TypeVar("_T")
+
+_UNREACHABLE = (
+    kafka_errors.KafkaTimeoutError,
+    kafka_errors.KafkaConnectionError,
+    kafka_errors.NodeNotReadyError,
+    kafka_errors.RequestTimedOutError,
+    kafka_errors.MetadataEmptyBrokerList,
+    ConnectionError,
+    TimeoutError,
+)
+"""kafka-python's ways (and the socket's) of saying no broker answered in time."""
+
+
+def ssl_context_of(settings: AdminSettings) -> ssl.SSLContext | None:
+    """The TLS context the settings describe (None without TLS): the CA certificates given, else the system's;
+    the client's key and certificate when given; the host name checked unless it was turned off."""
+    if not settings.uses_tls:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.check_hostname = settings.check_hostname
+    try:
+        if settings.ca_file is None and settings.ca_pem is None:
+            context.load_default_certs()
+        if settings.ca_file is not None:
+            context.load_verify_locations(cafile=settings.ca_file)
+        if settings.ca_pem is not None:
+            context.load_verify_locations(cadata=settings.ca_pem)
+        if settings.certificate_file is not None:
+            context.load_cert_chain(settings.certificate_file, settings.key_file, settings.key_password)
+    except (OSError, ssl.SSLError, ValueError) as error:
+        raise AdminSettingsError(f"the TLS certificates or key cannot be loaded: {_reason(error)}") from None
+    return context
+
+
+def open_admin(settings: AdminSettings, *, deadline: float) -> KafkaAdminClient:
+    """A client whose bootstrap succeeded within ``deadline`` seconds (else ``BrokersUnavailableError`` and the
+    others of ``admin.errors``)."""
+    milliseconds = max(int(deadline * 1000), 1)
+    options: dict[str, Any] = {
+        "bootstrap_servers": list(settings.bootstrap_servers),
+        "client_id": settings.client_id,
+        "security_protocol": settings.security_protocol,
+        "request_timeout_ms": milliseconds,
+        "bootstrap_timeout_ms": milliseconds,
+        "reconnect_backoff_max_ms": 1000,
+    }
+    context = ssl_context_of(settings)
+    if context is not None:
+        options["ssl_context"] = context
+    if settings.uses_sasl:
+        options |= {
+            "sasl_mechanism": settings.sasl_mechanism,
+            "sasl_plain_username": settings.username,
+            "sasl_plain_password": settings.password,
+        }
+    _quiet_kafka_logs()
+    with reaching(settings, deadline):
+        return KafkaAdminClient(**options)
+
+
+@contextlib.contextmanager
+def connected(settings: AdminSettings, *, deadline: float) -> Iterator[KafkaAdminClient]:
+    """``open_admin``, closed at the end."""
+    admin = open_admin(settings, deadline=deadline)
+    try:
+        yield admin
+    finally:
+        with contextlib.suppress(Exception):
+            admin.close()
+
+
+@contextlib.contextmanager
+def reaching(settings: AdminSettings, deadline: float) -> Iterator[None]:
+    """Turn what kafka-python raises when the brokers cannot be reached or refuse us into ``admin.errors``."""
+    servers = settings.servers_text
+    try:
+        yield
+    except AdminClientError:
+        raise
+    except kafka_errors.SaslAuthenticationFailedError as error:
+        raise BrokersRefusedCredentialsError(
+            f"the brokers {servers} refused the SASL {settings.sasl_mechanism} credentials of user "
+            f"{settings.username!r}: {_reason(error)}"
+        ) from None
+    except (
+        kafka_errors.ClusterAuthorizationFailedError,
+        kafka_errors.TopicAuthorizationFailedError,
+    ) as error:
+        raise BrokersRefusedCredentialsError(
+            f"the brokers {servers} do not authorize this principal: {_reason(error)}"
+        ) from None
+    except ssl.SSLError as error:
+        raise BrokersTlsError(f"TLS with the brokers {servers} failed: {_reason(error)}") from None
+    except _UNREACHABLE as error:
+        why = _reason(error)
+        raise BrokersUnavailableError(
+            f"no broker of {servers} answered within {deadline:g} s ({why})" + _hint(settings, why)
+        ) from None
+
+
+def call(settings: AdminSettings, deadline: float, what: Callable[[], _T]) -> _T:
+    """``what()`` under ``reaching``."""
+    with reaching(settings, deadline):
+        return what()
+
+
+def _hint(settings: AdminSettings, why: str) -> str:
+    """Where a bootstrap that timed out may come from a protocol mismatch, say so: kafka-python reports a TLS or
+    SASL failure of its bootstrap only as a time-out."""
+    if "bootstrap" not in why.lower():
+        return ""
+    return (
+        f"; check that the servers are up and that they speak {settings.security_protocol}"
+        + (f" with SASL {settings.sasl_mechanism} and these credentials" if settings.uses_sasl else "")
+        + (" and trust these certificates" if settings.uses_tls else "")
+    )
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip()
+    return text or type(error).__name__
+
+
+def _quiet_kafka_logs() -> None:
+    """kafka-python logs every failed connection attempt at ERROR; the failure reaches the user once, as an
+    ``admin.errors`` message, so its own lines stay below WARNING unless the application asked for them."""
+    logger = logging.getLogger("kafka")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.CRITICAL)

@@ -1,0 +1,287 @@
+"""A plan's actions written through Kafka's Admin protocol: one request of each kind for a whole batch.
+
+- ``CreateTopic``: CreateTopics with the explicit assignment the port of Kafka's placement computed
+  (``num_partitions`` and ``replication_factor`` -1, as the protocol asks), and the overrides. A KRaft
+  controller's own placer would place the topic otherwise; this way one declaration on the same brokers is
+  placed the same on either store.
+- ``AddPartitions``: CreatePartitions with the new total and the new partitions' assignments.
+- ``AlterConfig``: IncrementalAlterConfigs, SET for each key whose value changes and DELETE for each key that
+  goes, from the override set read (``previous``): keys the plan does not change are not sent. Removing a
+  finished reassignment's rates is a DELETE on those brokers' configs.
+- ``Reassign``: the throttles first (the topic's throttled-replica lists, the rate on every broker a move
+  involves), then AlterPartitionReassignments with each partition's target replicas, as
+  ``kafka-reassign-partitions.sh --execute --throttle`` does.
+- ``DeleteTopic``: DeleteTopics.
+
+Each topic's answer is its outcome: no error is APPLIED; Kafka's refusal is REJECTED in the brokers' words
+(``kafka.errors.error_for_code``); an answer that says someone else changed the topic meanwhile (it exists
+already, its partition count moved) is a CONFLICT, re-read and planned again; NOT_CONTROLLER (a KRaft quorum not
+ready, a migration not yet past its copy) is NOT_WRITTEN. A request whose answer never came is UNKNOWN for every
+action in it: the next read finds out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import kafka.errors as kafka_errors
+from kafka import TopicPartition
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.connection import reaching
+from topic_operator.admin.errors import AdminClientError
+from topic_operator.cluster_store import Outcome, WriteResult
+from topic_operator.kafka.errors import KafkaError, error_for_code
+from topic_operator.kafka.reassignment import BROKER_THROTTLE_RATES
+from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic, Reassign
+
+__all__ = ["AdminWriter", "config_operations"]
+
+_TOPIC_EXISTS = 36
+_INVALID_PARTITIONS = 37
+_NOT_CONTROLLER = 41
+_CONFLICTS = frozenset({_TOPIC_EXISTS})
+_NOT_WRITTEN = frozenset({_NOT_CONTROLLER})
+_ANSWER = re.compile(r"^\[Error (?P<code>-?\d+)\] (?P<name>\w+): ?(?P<message>.*)$", re.DOTALL)
+
+ConfigOperations = dict[str, tuple[AlterConfigOp, str | None]]
+
+
+def config_operations(previous: Mapping[str, str], wanted: Mapping[str, str]) -> ConfigOperations:
+    """IncrementalAlterConfigs' operations from ``previous`` to ``wanted``: SET what differs, DELETE what goes."""
+    operations: ConfigOperations = {
+        key: (AlterConfigOp.SET, value) for key, value in sorted(wanted.items()) if previous.get(key) != value
+    }
+    operations |= {key: (AlterConfigOp.DELETE, None) for key in sorted(previous) if key not in wanted}
+    return operations
+
+
+class AdminWriter:
+    """Writes actions through ``admin``; ``timeout`` is the seconds the brokers may take to carry out a request
+    (CreateTopics' and CreatePartitions' own ``timeout_ms``)."""
+
+    def __init__(self, admin: KafkaAdminClient, settings: AdminSettings, *, timeout: float) -> None:
+        self._admin = admin
+        self._settings = settings
+        self._timeout_ms = max(int(timeout * 1000), 1)
+        self._timeout = timeout
+
+    def apply_all(self, actions: Sequence[Action]) -> list[WriteResult]:
+        """Every action's outcome, in the order given."""
+        results: dict[int, WriteResult] = {}
+        creates = [(i, a) for i, a in enumerate(actions) if isinstance(a, CreateTopic)]
+        grows = [(i, a) for i, a in enumerate(actions) if isinstance(a, AddPartitions)]
+        alters = [(i, a) for i, a in enumerate(actions) if isinstance(a, AlterConfig)]
+        moves = [(i, a) for i, a in enumerate(actions) if isinstance(a, Reassign)]
+        deletes = [(i, a) for i, a in enumerate(actions) if isinstance(a, DeleteTopic)]
+        self._batch(results, creates, self._create)
+        self._batch(results, grows, self._grow)
+        self._batch(results, alters, self._alter)
+        self._batch(results, moves, self._reassign)
+        self._batch(results, deletes, self._delete)
+        return [results[i] for i in range(len(actions))]
+
+    def _batch(
+        self,
+        results: dict[int, WriteResult],
+        batch: Sequence[tuple[int, Any]],
+        send: Callable[[list[Any]], dict[str, WriteResult]],
+    ) -> None:
+        """One request for ``batch``; when it gets no answer, each of its actions is UNKNOWN."""
+        if not batch:
+            return
+        actions = [action for _, action in batch]
+        try:
+            with reaching(self._settings, self._timeout):
+                answered = send(actions)
+        except AdminClientError as lost:
+            answered = {a.topic: WriteResult(a, Outcome.UNKNOWN, lost) for a in actions}
+        for index, action in batch:
+            results[index] = answered.get(action.topic) or WriteResult(
+                action,
+                Outcome.UNKNOWN,
+                AdminClientError(f"the brokers said nothing of topic '{action.topic}'"),
+            )
+
+    # -- each kind of request ---------------------------------------------------------------------------------
+
+    def _create(self, actions: list[CreateTopic]) -> dict[str, WriteResult]:
+        request = {
+            a.topic: {
+                "num_partitions": -1,
+                "replication_factor": -1,
+                "assignments": {p: list(r) for p, r in sorted(a.assignment.items())},
+                "configs": dict(a.config),
+            }
+            for a in actions
+        }
+        response = self._admin.create_topics(request, timeout_ms=self._timeout_ms, raise_errors=False)
+        answers = {t["name"]: (int(t["error_code"]), t.get("error_message")) for t in response["topics"]}
+        return _by_topic(actions, answers, field="topicName")
+
+    def _grow(self, actions: list[AddPartitions]) -> dict[str, WriteResult]:
+        request = {
+            a.topic: {
+                "count": len(a.existing) + len(a.new_partitions),
+                "assignments": [list(a.new_partitions[p]) for p in sorted(a.new_partitions)],
+            }
+            for a in actions
+        }
+        response = self._admin.create_partitions(request, timeout_ms=self._timeout_ms, raise_errors=False)
+        answers = {r.name: (int(r.error_code), r.error_message) for r in response.results}
+        return _by_topic(actions, answers, field="partitions", conflicts=_CONFLICTS | {_INVALID_PARTITIONS})
+
+    def _alter(self, actions: list[AlterConfig]) -> dict[str, WriteResult]:
+        topics = [
+            ConfigResource(ConfigResourceType.TOPIC, a.topic, configs=config_operations(a.previous, a.config))
+            for a in actions
+        ]
+        brokers = sorted({b for a in actions for b in a.clear_broker_throttles})
+        rates = [
+            ConfigResource(
+                ConfigResourceType.BROKER,
+                str(b),
+                configs=dict.fromkeys(BROKER_THROTTLE_RATES, (AlterConfigOp.DELETE, None)),
+            )
+            for b in brokers
+        ]
+        answered = self._alter_configs([r for r in topics if r.configs] + rates)
+        broker_errors = [
+            answered["broker"][str(b)] for b in brokers if answered["broker"].get(str(b)) != "OK"
+        ]
+        results: dict[str, WriteResult] = {}
+        for action, resource in zip(actions, topics, strict=True):
+            answer = answered["topic"].get(action.topic, "OK") if resource.configs else "OK"
+            failed = [answer] if answer != "OK" else []
+            if action.clear_broker_throttles:
+                failed += broker_errors
+            results[action.topic] = _from_answers(action, failed, field="config")
+        return results
+
+    def _reassign(self, actions: list[Reassign]) -> dict[str, WriteResult]:
+        results: dict[str, WriteResult] = {}
+        throttled = [a for a in actions if a.throttle_bytes_per_second is not None]
+        if throttled:
+            topics = [
+                ConfigResource(
+                    ConfigResourceType.TOPIC,
+                    a.topic,
+                    configs=config_operations(
+                        a.previous_config, a.config if a.config is not None else a.previous_config
+                    ),
+                )
+                for a in throttled
+            ]
+            rates: dict[int, int] = {}
+            for a in throttled:
+                for b in a.brokers:
+                    rates[b] = max(rates.get(b, 0), a.throttle_bytes_per_second or 0)
+            brokers = [
+                ConfigResource(
+                    ConfigResourceType.BROKER,
+                    str(b),
+                    configs={k: (AlterConfigOp.SET, str(rate)) for k in BROKER_THROTTLE_RATES},
+                )
+                for b, rate in sorted(rates.items())
+            ]
+            answered = self._alter_configs([r for r in topics if r.configs] + brokers)
+            for action in throttled:
+                failed = [
+                    answer
+                    for answer in (
+                        answered["topic"].get(action.topic, "OK"),
+                        *(answered["broker"].get(str(b), "OK") for b in action.brokers),
+                    )
+                    if answer != "OK"
+                ]
+                if failed:  # unthrottled moves are not started
+                    results[action.topic] = _from_answers(action, failed, field="replicas")
+        starting = [a for a in actions if a.topic not in results]
+        if not starting:
+            return results
+        targets = {TopicPartition(a.topic, m.partition): list(m.target) for a in starting for m in a.moves}
+        answered_moves: Mapping[TopicPartition, Any] = self._admin.alter_partition_reassignments(
+            targets, timeout_ms=self._timeout_ms
+        )
+        for action in starting:
+            failed = []
+            for move in action.moves:
+                error = answered_moves.get(TopicPartition(action.topic, move.partition))
+                if error is not None:
+                    failed.append(
+                        f"[Error {error.errno}] {error.__name__}: partition {move.partition}: {error.description}"
+                    )
+            results[action.topic] = _from_answers(action, failed, field="replicas")
+        return results
+
+    def _delete(self, actions: list[DeleteTopic]) -> dict[str, WriteResult]:
+        response = self._admin.delete_topics(
+            [a.topic for a in actions], timeout_ms=self._timeout_ms, raise_errors=False
+        )
+        answers = {t["name"]: (int(t["error_code"]), t.get("error_message")) for t in response["topics"]}
+        return _by_topic(actions, answers, field="topicName", conflicts=frozenset())
+
+    def _alter_configs(self, resources: list[ConfigResource]) -> dict[str, dict[str, str]]:
+        """One IncrementalAlterConfigs (kafka-python sends broker resources to their broker), answers by type."""
+        if not resources:
+            return {"topic": {}, "broker": {}}
+        answered: Mapping[str, Mapping[str, str]] = self._admin.alter_configs(
+            resources, raise_on_unknown=False, incremental=True
+        )
+        return {"topic": dict(answered.get("topic", {})), "broker": dict(answered.get("broker", {}))}
+
+
+def _by_topic(
+    actions: Sequence[Action],
+    answers: Mapping[str, tuple[int, str | None]],
+    *,
+    field: str,
+    conflicts: frozenset[int] = _CONFLICTS,
+) -> dict[str, WriteResult]:
+    results: dict[str, WriteResult] = {}
+    for action in actions:
+        if action.topic not in answers:
+            continue
+        code, message = answers[action.topic]
+        if code == 0:
+            results[action.topic] = WriteResult(action, Outcome.APPLIED)
+            continue
+        error = _refusal(code, message, field)
+        outcome = (
+            Outcome.CONFLICT
+            if code in conflicts
+            else Outcome.NOT_WRITTEN
+            if code in _NOT_WRITTEN
+            else Outcome.REJECTED
+        )
+        results[action.topic] = WriteResult(action, outcome, error)
+    return results
+
+
+def _from_answers(action: Action, failed: Sequence[str], *, field: str) -> WriteResult:
+    """An action's result from the answers kafka-python formats (``OK`` or ``[Error N] Name: message``): every
+    refusal in one error, of the first refusal's class."""
+    if not failed:
+        return WriteResult(action, Outcome.APPLIED)
+    answers = [_parsed(text) for text in failed]
+    code, name, _ = answers[0]
+    message = "; ".join(text for _, _, text in answers)
+    outcome = Outcome.NOT_WRITTEN if {c for c, _, _ in answers} <= _NOT_WRITTEN else Outcome.REJECTED
+    return WriteResult(action, outcome, error_for_code(code, message, kafka_name=name, field=field))
+
+
+def _parsed(text: str) -> tuple[int, str, str]:
+    """(code, error name, message) of one of kafka-python's formatted answers."""
+    match = _ANSWER.match(text)
+    if match is None:
+        return -1, "", text
+    return int(match["code"]), match["name"], match["message"].strip() or match["name"]
+
+
+def _refusal(code: int, message: str | None, field: str) -> KafkaError:
+    error_class = kafka_errors.for_code(code)
+    text = message or getattr(error_class, "description", None) or error_class.__name__
+    return error_for_code(code, text, kafka_name=error_class.__name__, field=field)
