@@ -92,9 +92,10 @@ class ReassignmentPolicy:
 
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
-    """How to reach one Kafka cluster's ZooKeeper and what the project may do there.
+    """How to reach one Kafka cluster (its ZooKeeper, its brokers, or both) and what the project may do there.
 
-    ``zookeeper_connect`` is a connect string with optional chroot (``zk-0:2181,zk-1:2181/kafka``).
+    ``zookeeper_connect`` is a connect string with optional chroot (``zk-0:2181,zk-1:2181/kafka``; empty for a
+    KRaft cluster).
     ``allowed_topic_prefixes`` limits which topic names may be managed (empty: any). ``kafka_version`` is the
     brokers' release line (2.0 to 3.9): topic configs are judged and znodes written as that release does.
     ``broker_settings``: the brokers' own settings that Kafka's config checks read (none stated: Kafka's
@@ -109,6 +110,9 @@ class ClusterSpec:
     source: str = ""
     reassignment: ReassignmentPolicy = field(default_factory=ReassignmentPolicy)
     broker_settings: BrokerSettings = field(default_factory=BrokerSettings)
+    bootstrap_servers: str | None = None
+    """The brokers (``host:port,...``), reached through Kafka's Admin protocol; with no ``zookeeper_connect``, a
+    KRaft cluster."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,8 +72,8 @@ def test_topics_of_a_cluster_declared_twice_say_so_when_no_zookeeper_is_given(
     code, err = kto(capsys, "plan", "-f", "c.yaml")
     assert code == 1
     assert err[-1] == (
-        "kto plan: no ZooKeeper for cluster local: its KafkaCluster is not valid (see the errors above); pass "
-        "--zookeeper or declare its KafkaCluster"
+        "kto plan: no ZooKeeper and no brokers for cluster local: its KafkaCluster is not valid (see the errors "
+        "above); pass --zookeeper or --bootstrap-server, or declare its KafkaCluster"
     )
 
 

@@ -66,13 +66,23 @@ class Export:
     """One line per topic left out, and why."""
 
 
-def cluster_document(name: str, connect: str, kafka_version: str = KAFKA_VERSION) -> dict[str, Any]:
-    """The KafkaCluster an export's topics name (credentials and TLS are for the user to add)."""
+def cluster_document(
+    name: str,
+    connect: str | None,
+    kafka_version: str = KAFKA_VERSION,
+    *,
+    bootstrap_servers: str | None = None,
+) -> dict[str, Any]:
+    """The KafkaCluster an export's topics name, reached as the export reached it: its ZooKeeper, or its brokers
+    (credentials and TLS are for the user to add)."""
+    reach: dict[str, Any] = (
+        {"bootstrapServers": bootstrap_servers} if bootstrap_servers else {"zookeeper": {"connect": connect}}
+    )
     return {
         "apiVersion": API_VERSION,
         "kind": "KafkaCluster",
         "metadata": {"name": name},
-        "spec": {"zookeeper": {"connect": connect}, "kafkaVersion": kafka_version},
+        "spec": {**reach, "kafkaVersion": kafka_version},
     }
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from topic_operator import __version__
+from topic_operator.cli.stores import add_bootstrap_options
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
@@ -111,6 +112,28 @@ def _zookeeper(connect: str, deadline: float, *, require_kafka: bool = True) -> 
         yield client
 
 
+@contextmanager
+def _zookeeper_store(connect: str, deadline: float) -> Iterator[Any]:
+    """``_zookeeper`` as the engine's store."""
+    from topic_operator.zookeeper.store import ZooKeeperStore
+    from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+    with _zookeeper(connect, deadline) as client:
+        yield ZooKeeperStore(client, ZooKeeperWriter(client, deadline=deadline))
+
+
+def _store(
+    args: argparse.Namespace, cluster: ClusterSpec | None = None
+) -> contextlib.AbstractContextManager[Any]:
+    """The cluster's store: its brokers when ``--bootstrap-server`` or the KafkaCluster's ``bootstrapServers``
+    names them, else its ZooKeeper (``--zookeeper`` or the KafkaCluster's)."""
+    from topic_operator.cli.stores import chosen_store
+
+    connect = cluster.zookeeper_connect if cluster is not None else args.zookeeper
+    servers = cluster.bootstrap_servers if cluster is not None else None
+    return chosen_store(args, lambda: _zookeeper_store(connect, args.deadline), bootstrap_servers=servers)
+
+
 def _declared(
     args: argparse.Namespace, *, needs_zookeeper: bool = True
 ) -> tuple[ClusterSpec, list[TopicSpec], list[str]]:
@@ -138,7 +161,12 @@ def _declared(
             )
         cluster = declared or ClusterSpec(name=name, zookeeper_connect="", kafka_version=fallback)
         connect = args.zookeeper or cluster.zookeeper_connect
-        if not connect and needs_zookeeper:
+        if args.zookeeper and args.bootstrap_server:
+            raise UsageError(
+                "--zookeeper and --bootstrap-server name two ways to one cluster: give one of them"
+            )
+        brokers = args.bootstrap_server or (None if args.zookeeper else cluster.bootstrap_servers)
+        if not connect and not brokers and needs_zookeeper:
             invalid = any(
                 e.kind == "KafkaCluster" and e.name.rsplit("/", 1)[-1] == name for e in manifests.errors
             )
@@ -148,12 +176,14 @@ def _declared(
                 else "no KafkaCluster declares it"
             )
             raise UsageError(
-                f"no ZooKeeper for cluster {name}: {why}; pass --zookeeper or declare its KafkaCluster"
+                f"no ZooKeeper and no brokers for cluster {name}: {why}; pass --zookeeper or --bootstrap-server, "
+                "or declare its KafkaCluster"
             )
     except UsageError:
         _print_errors(errors, sys.stderr)
         raise
-    return replace(cluster, zookeeper_connect=connect), list(manifests.topics_of(name)), errors
+    reached = replace(cluster, zookeeper_connect=connect if not brokers else "", bootstrap_servers=brokers)
+    return reached, list(manifests.topics_of(name)), errors
 
 
 def _chosen_cluster(requested: str | None, named: Sequence[str], summary: str, had_errors: bool) -> str:
@@ -220,15 +250,14 @@ def _warn_about(
 def _plan(args: argparse.Namespace) -> int:
     from topic_operator.plan import TopicStatus, plan
     from topic_operator.plan_output import cluster_problems, plan_json, render_plan_markdown, render_plan_text
-    from topic_operator.zookeeper.snapshot import read_cluster
 
     cluster, topics, errors = _declared(args, needs_zookeeper=args.snapshot is None)
     _print_errors(errors, sys.stderr)
     if args.snapshot is not None:
         state = _snapshot_state(args.snapshot, cluster.name)
     else:
-        with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
-            state = read_cluster(client, deadline=args.deadline)
+        with _store(args, cluster) as store:
+            state = store.read_cluster(deadline=args.deadline)
     _warn_about(state, cluster.name, declared=cluster.kafka_version)
     result = plan(topics, state, cluster, seed=args.seed)
     if args.output == "json":
@@ -295,15 +324,14 @@ def _confirmed(args: argparse.Namespace) -> bool:
 def _apply(args: argparse.Namespace) -> int:
     from topic_operator.plan_output import cluster_problems, plan_to_dict, render_plan_text
     from topic_operator.reconcile import Reconciler, TopicOutcome
-    from topic_operator.zookeeper.snapshot import read_cluster
 
     cluster, topics, errors = _declared(args)
     _print_errors(errors, sys.stderr)
-    with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
-        reconciler = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline)
+    with _store(args, cluster) as store:
+        reconciler = Reconciler(store, cluster, seed=args.seed, deadline=args.deadline)
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
-        state = read_cluster(client, deadline=args.deadline)
+        state = store.read_cluster(deadline=args.deadline)
         _warn_about(state, cluster.name, declared=cluster.kafka_version)
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
@@ -344,9 +372,9 @@ def _apply(args: argparse.Namespace) -> int:
         print(f"kto apply: stopped: {report.interrupted}; {_outcome_counts(report)}", file=sys.stderr)
     waited = None
     if args.wait and report is not None:
-        with _zookeeper(cluster.zookeeper_connect, args.deadline) as client:
-            reconciler = Reconciler(client, cluster, seed=args.seed, deadline=args.deadline)
-            waited = _wait_for_reassignments(client, reconciler, topics, report, args)
+        with _store(args, cluster) as store:
+            reconciler = Reconciler(store, cluster, seed=args.seed, deadline=args.deadline)
+            waited = _wait_for_reassignments(reconciler, topics, report, args)
     failed = any(
         r.outcome not in (TopicOutcome.APPLIED, TopicOutcome.UNCHANGED, TopicOutcome.PLANNED) for r in results
     )
@@ -354,7 +382,7 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _wait_for_reassignments(
-    client: Any, reconciler: Any, topics: list[Any], report: Any, args: argparse.Namespace
+    reconciler: Any, topics: list[Any], report: Any, args: argparse.Namespace
 ) -> bool | None:
     """``kto apply --wait``: follow the reassignments this apply started until Kafka's controller has finished
     them (the request znode gone and the topic znodes' adding/removing maps empty), printing a progress line
@@ -366,7 +394,6 @@ def _wait_for_reassignments(
 
     from topic_operator.plan import Reassign
     from topic_operator.reconcile import TopicOutcome
-    from topic_operator.zookeeper.snapshot import read_cluster
 
     started = {
         r.topic: sum(len(a.moves) for a in r.plan.actions if isinstance(a, Reassign))
@@ -378,7 +405,7 @@ def _wait_for_reassignments(
     give_up = time.monotonic() + args.wait_timeout
     shown = ""
     while True:
-        state = read_cluster(client, topics=sorted(started), deadline=args.deadline)
+        state = reconciler.store.read_cluster(topics=sorted(started), deadline=args.deadline)
         running = {
             name: topic
             for name, topic in state.topics.items()
@@ -440,13 +467,11 @@ def _apply_summary(report: Any) -> str:
 
 def _describe(args: argparse.Namespace) -> int:
     from topic_operator.cli.describe import describe_lines
-    from topic_operator.zookeeper.snapshot import read_cluster
+    from topic_operator.cli.stores import cluster_address
 
-    with _zookeeper(args.zookeeper, args.deadline) as client:
-        state = read_cluster(
-            client, partition_states=True, topics=args.topics or None, deadline=args.deadline
-        )
-    _warn_about(state, args.zookeeper, skip_topics=True, declared=args.kafka_version)
+    with _store(args) as store:
+        state = store.read_cluster(partition_states=True, topics=args.topics or None, deadline=args.deadline)
+    _warn_about(state, cluster_address(args), skip_topics=True, declared=args.kafka_version)
     if args.kafka_version is not None:
         _note_release(state)
     unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
@@ -467,13 +492,12 @@ def _describe(args: argparse.Namespace) -> int:
 
 def _snapshot(args: argparse.Namespace) -> int:
     from topic_operator.snapshot_rows import rows_from_cluster
-    from topic_operator.zookeeper.snapshot import read_cluster
 
     output = None if args.output == "-" else Path(args.output)
     if output is not None:
         _check_writable(output)
-    with _zookeeper(args.zookeeper, args.deadline) as client:
-        state = read_cluster(client, partition_states=True, deadline=args.deadline)
+    with _store(args) as store:
+        state = store.read_cluster(partition_states=True, deadline=args.deadline)
     _warn_about(state, args.cluster, declared=args.kafka_version)
     if args.kafka_version is not None:
         _note_release(state)
@@ -510,7 +534,6 @@ def _export(args: argparse.Namespace) -> int:
     from topic_operator.connect_string import ConnectStringError, parse_connect_string
     from topic_operator.manifests.loader import load_manifests
     from topic_operator.manifests.topic_documents import object_name
-    from topic_operator.zookeeper.snapshot import read_cluster
 
     if args.format == "strimzi" and args.with_assignment:
         raise UsageError(
@@ -538,6 +561,8 @@ def _export(args: argparse.Namespace) -> int:
         if cluster is None and len(named) == 1:
             cluster, write_cluster = named[0], manifests.cluster(named[0]) is None
         declared = {t.name for t in manifests.topics if t.cluster == cluster}
+    if cluster is None and args.zookeeper is None:
+        cluster = "kafka"
     if cluster is None:
         try:
             chroot = parse_connect_string(args.zookeeper)[1]
@@ -546,8 +571,8 @@ def _export(args: argparse.Namespace) -> int:
         cluster = object_name(chroot.strip("/").replace("/", "-")) if chroot else "kafka"
     if args.output != "-" and Path(args.output).exists() and not Path(args.output).is_dir():
         raise UsageError(f"cannot export to {args.output!r}: it exists and is not a directory")
-    with _zookeeper(args.zookeeper, args.deadline) as client:
-        state = read_cluster(client, deadline=args.deadline)
+    with _store(args) as store:
+        state = store.read_cluster(deadline=args.deadline)
     _warn_about(state, cluster, skip_topics=True)
     exported = export_cluster(
         state, cluster=cluster, target=args.format, with_assignment=args.with_assignment, wanted=wanted,
@@ -561,7 +586,12 @@ def _export(args: argparse.Namespace) -> int:
             (
                 f"kafkacluster-{cluster}",
                 yaml.safe_dump(
-                    cluster_document(cluster, args.zookeeper, *_version_text(args.kafka_version)),
+                    cluster_document(
+                        cluster,
+                        args.zookeeper,
+                        *_version_text(args.kafka_version),
+                        bootstrap_servers=args.bootstrap_server,
+                    ),
                     sort_keys=False,
                 ),
             )
@@ -657,6 +687,7 @@ def _add_manifest_options(
     command.add_argument("--zookeeper", metavar="CONNECT",
                          help="ZooKeeper connect string with optional chroot, e.g. zk-0:2181,zk-1:2181/kafka "
                          "(default: the KafkaCluster's spec.zookeeper.connect)")  # fmt: skip
+    add_bootstrap_options(command)
     command.add_argument("--cluster", metavar="NAME", help="which declared cluster (needed when several are)")
     _add_kafka_version_option(command, "when no KafkaCluster among the manifests declares the cluster")
     command.add_argument("-o", "--output", choices=outputs, default="text")
@@ -664,6 +695,13 @@ def _add_manifest_options(
         "--seed", type=int, default=0, help="seed of the placement of new topics (default 0)"
     )
     _add_deadline_option(command)
+
+
+def _add_cluster_address(command: argparse.ArgumentParser) -> None:
+    """``--zookeeper`` or ``--bootstrap-server`` (one of them), and ``--command-config``."""
+    where = command.add_mutually_exclusive_group(required=True)
+    where.add_argument("--zookeeper", metavar="CONNECT", help="the cluster's ZooKeeper, with its chroot")
+    add_bootstrap_options(command, group=where)
 
 
 def _add_deadline_option(command: argparse.ArgumentParser) -> None:
@@ -727,7 +765,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     describe = commands.add_parser("describe", help="describe topics as kafka-topics.sh --describe does")
     describe.add_argument("topics", nargs="*", metavar="TOPIC")
-    describe.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    _add_cluster_address(describe)
     describe.add_argument("--under-replicated-partitions", action="store_true")
     describe.add_argument("--unavailable-partitions", action="store_true")
     _add_kafka_version_option(
@@ -737,7 +775,7 @@ def build_parser() -> argparse.ArgumentParser:
     describe.set_defaults(handler=_describe)
 
     snapshot = commands.add_parser("snapshot", help="write the cluster as JSON lines (the drift job's input)")
-    snapshot.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    _add_cluster_address(snapshot)
     snapshot.add_argument("--cluster", required=True, metavar="NAME", help="the name rows carry")
     snapshot.add_argument("-o", "--output", required=True, metavar="FILE", help="a file, or - for stdout")
     _add_kafka_version_option(
@@ -757,7 +795,7 @@ def build_parser() -> argparse.ArgumentParser:
         "for deletion are left out with a note. Without --cluster, the KafkaCluster document is written too, "
         "named after the chroot.",
     )
-    export.add_argument("--zookeeper", required=True, metavar="CONNECT")
+    _add_cluster_address(export)
     export.add_argument("--cluster", metavar="NAME",
                         help="the KafkaCluster the topics name, declared elsewhere (its document is not written)")  # fmt: skip
     export.add_argument("--format", choices=("kto", "strimzi"), default="kto")
@@ -790,12 +828,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from topic_operator.admin.errors import AdminClientError
+    from topic_operator.cluster_store import ClusterUnavailableError
     from topic_operator.manifests.limits import LimitSettingError
     from topic_operator.message_text import one_line
     from topic_operator.zookeeper.errors import ZooKeeperError
 
     try:
         return int(args.handler(args))
-    except (UsageError, ZooKeeperError, LimitSettingError) as error:
+    except (
+        UsageError,
+        ZooKeeperError,
+        AdminClientError,
+        ClusterUnavailableError,
+        LimitSettingError,
+    ) as error:
         print(one_line(f"kto {args.command}: {error}"), file=sys.stderr)
         return EXIT_ERROR

@@ -652,7 +652,9 @@ def _named_topic(
 def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
     spec = _mapping(body.get("spec"))
     name = document.metadata.get("name")
-    connect = _mapping(spec.get("zookeeper")).get("connect")
+    zookeeper = spec.get("zookeeper")
+    connect = _mapping(zookeeper).get("connect") if zookeeper is not None else ""
+    bootstrap = spec.get("bootstrapServers")
     prefixes = spec.get("allowedTopicPrefixes", [])
     version = spec.get("kafkaVersion", format_version(DEFAULT_KAFKA_VERSION))
     allow_delete = spec.get("allowDelete", False)
@@ -662,6 +664,8 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
     if (
         not isinstance(name, str)
         or not isinstance(connect, str)
+        or not isinstance(bootstrap, str | None)
+        or (not connect and not bootstrap)
         or not isinstance(prefixes, list)
         or not all(isinstance(p, str) for p in prefixes)
         or not isinstance(version, str)
@@ -671,11 +675,12 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         or broker_settings is None
     ):
         return _Cluster(document, None)  # the schema check explains what is wrong
-    if (connect_problem := connect_string_problem(connect)) is not None:
+    if connect and (connect_problem := connect_string_problem(connect)) is not None:
         document.error("spec.zookeeper.connect", connect, connect_problem)
     settings = ClusterSpec(
         name=name,
         zookeeper_connect=connect,
+        bootstrap_servers=bootstrap,
         allow_delete=allow_delete,
         allowed_topic_prefixes=tuple(prefixes),
         kafka_version=known[version],

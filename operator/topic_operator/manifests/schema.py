@@ -168,6 +168,9 @@ _PATTERN_RULES_BY_CRD_TEXT: Final = {
     ),
     r"^[a-zA-Z0-9._-]+$": "may contain only ASCII alphanumerics, '.', '_' and '-'",
     r"^[^\s,/]+(,[^\s,/]+)*(/[^\s]*)?$": "must be host:port[,host:port...][/chroot], as zookeeper.connect",
+    r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}(,(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5})*$": (
+        "must be host:port[,host:port...], as bootstrap.servers (an IPv6 address in brackets)"
+    ),
 }
 _PATTERN_RULES: Final = {_go_anchored(pattern): rule for pattern, rule in _PATTERN_RULES_BY_CRD_TEXT.items()}
 _JSON_TYPES: Final = {
@@ -254,6 +257,10 @@ def _rule(keyword: str, expected: Any, instance: object, fallback: str) -> str:
         return rule
     if keyword == "pattern":
         return _PATTERN_RULES.get(str(expected), f"must match {expected}")
+    if keyword == "anyOf" and all(isinstance(e, Mapping) and set(e) == {"required"} for e in expected):
+        # KafkaCluster.spec: how the cluster is reached; one of the ways is needed
+        choices = " or ".join(", ".join(e["required"]) for e in expected)
+        return f"needs {choices} (or both): how to reach the cluster"
     if keyword in ("minLength", "minItems") and expected == 1:
         return "must not be empty"
     words = {

@@ -1,0 +1,79 @@
+"""How a ``kto`` command reaches a cluster: its ZooKeeper (``--zookeeper``) or its brokers through Kafka's Admin
+protocol (``--bootstrap-server`` with ``--command-config``, the flags of Kafka's own tools). Either way the
+command gets one ``ClusterStore``, so reading, planning and writing are the same code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from topic_operator.cluster_store import ClusterStore
+
+__all__ = ["add_bootstrap_options", "admin_store", "cluster_address"]
+
+
+def add_bootstrap_options(command: argparse.ArgumentParser, *, group: Any = None) -> None:
+    """``--bootstrap-server`` (in ``group`` when given, e.g. one exclusive with ``--zookeeper``) and
+    ``--command-config``."""
+    (group or command).add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT[,...]",
+        help="reach the cluster through its brokers (Kafka's Admin protocol): a KRaft cluster, or one whose "
+        "KRaft controller is active; comma-separated, as Kafka's tools take it",
+    )
+    command.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties for --bootstrap-server, as Kafka's tools read them: security.protocol, "
+        "sasl.mechanism and sasl.jaas.config (PLAIN, SCRAM-SHA-256/512), PEM ssl.truststore.* and ssl.keystore.*",
+    )
+
+
+def cluster_address(args: argparse.Namespace) -> str:
+    """The address a command's messages name the cluster by."""
+    return str(getattr(args, "bootstrap_server", None) or getattr(args, "zookeeper", None) or "")
+
+
+@contextmanager
+def admin_store(
+    bootstrap_servers: str, command_config: str | None, deadline: float
+) -> Iterator[ClusterStore]:
+    """A store on the brokers, closed at the end. A property kto does not read is one warning line each, as
+    Kafka's clients print them; a property that cannot be used ends the command naming it."""
+    from topic_operator.admin.client_settings import read_properties, settings_from_properties
+    from topic_operator.admin.connection import connected
+    from topic_operator.admin.store import AdminStore
+
+    properties = read_properties(command_config) if command_config else {}
+    where = f"--command-config {command_config}" if command_config else "client properties"
+    settings, ignored = settings_from_properties(bootstrap_servers, properties, where=where)
+    for key in ignored:
+        print(
+            f"warning: {where}: the configuration '{key}' was supplied but isn't a known config",
+            file=sys.stderr,
+        )
+    with connected(settings, deadline=deadline) as admin:
+        yield AdminStore(admin, settings, deadline=deadline)
+
+
+def chosen_store(
+    args: argparse.Namespace,
+    zookeeper: Callable[[], AbstractContextManager[ClusterStore]],
+    *,
+    bootstrap_servers: str | None = None,
+) -> AbstractContextManager[ClusterStore]:
+    """The brokers when ``--bootstrap-server`` (or ``bootstrap_servers``, from a KafkaCluster) names them, else
+    ``zookeeper()``."""
+    servers = getattr(args, "bootstrap_server", None) or bootstrap_servers
+    if servers:
+        return admin_store(servers, getattr(args, "command_config", None), args.deadline)
+    if getattr(args, "command_config", None):
+        from topic_operator.admin.errors import AdminSettingsError
+
+        raise AdminSettingsError(
+            "--command-config is for --bootstrap-server; ZooKeeper takes no client properties"
+        )
+    return zookeeper()
