@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import remove_kto_objects
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
@@ -111,6 +112,19 @@ def kafka(
         yield brokers
 
 
+KRAFT_DISTRIBUTIONS = [d for d in DISTRIBUTIONS if d.line == "3.9"]
+"""The releases whose KRaft mode the KRaft tests run: 3.9, the bridge every ZooKeeper-era cluster crosses."""
+
+
+@pytest.fixture(scope="session")
+def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
+    """A cluster that was always KRaft: one controller and three brokers in racks a/b/c (Kafka 3.9)."""
+    if not KRAFT_DISTRIBUTIONS:
+        pytest.skip(f"a real KRaft cluster: {NO_KAFKA or 'no Kafka 3.9 distribution found'}")
+    with KRaftCluster(KRAFT_DISTRIBUTIONS[-1], tmp_path_factory.mktemp("kraft")) as cluster:
+        yield cluster
+
+
 # -- reports ---------------------------------------------------------------------------------------------------------
 
 
@@ -125,7 +139,7 @@ def pytest_runtest_makereport(
         server = funcargs.get("apiserver")
         if isinstance(server, RealApiServer):
             report.sections.append(("kube-apiserver and etcd logs", server.logs(60)))
-        brokers = funcargs.get("kafka")
+        brokers = funcargs.get("kafka") or funcargs.get("kraft")
         if isinstance(brokers, KafkaBrokers):
             report.sections.append(
                 (f"Kafka {brokers.distribution.version} broker logs", brokers.logs(lines=40))

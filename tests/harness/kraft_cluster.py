@@ -1,0 +1,183 @@
+"""A cluster that was always KRaft, on real Kafka servers: one controller and brokers in racks, no ZooKeeper.
+
+Kafka's own quick start for KRaft (3.9 ``docs/quickstart.html``): a cluster id, every node's log directory
+formatted with it by ``kafka-storage.sh format``, then a controller (``process.roles=controller``) and brokers
+(``process.roles=broker``) that find it through ``controller.quorum.voters``. The servers are
+``harness.real_kraft``'s controller and ``harness.real_kafka``'s brokers with a KRaft broker's settings, so their
+launch, stop and logs are the same; only the settings and the formatting differ.
+
+``security`` adds a second listener to every broker for clients (SASL_SSL with SCRAM, or SSL): the brokers talk to
+each other and to the controller over PLAINTEXT, and a test reaches the client listener as a user would.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.real_kafka import RACKS, Broker, KafkaBrokers
+from harness.real_kraft import JVM_ENVIRONMENT, KRaftController, _wait_started
+from harness.server_binaries import KafkaDistribution
+from topic_operator.zookeeper.local_server import free_port
+
+__all__ = ["ClientListener", "KRaftCluster", "new_cluster_id"]
+
+
+def new_cluster_id() -> str:
+    """What ``kafka-storage.sh random-uuid`` prints: 16 random bytes, URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+@dataclass(frozen=True)
+class ClientListener:
+    """A listener for clients beside the brokers' PLAINTEXT one.
+
+    ``protocol`` is ``SASL_SSL`` or ``SSL``; ``certificate``/``key`` are the brokers' PEM files (one certificate
+    for every broker, with ``IP:127.0.0.1`` among its names); ``scram`` the users (name -> password) given to
+    ``kafka-storage.sh format --add-scram`` for ``mechanism``."""
+
+    protocol: str
+    certificate: Path
+    key: Path
+    mechanism: str = "SCRAM-SHA-512"
+    scram: tuple[tuple[str, str], ...] = ()
+
+
+def format_storage(
+    distribution: KafkaDistribution, config: Path, cluster_id: str, extra: Sequence[str]
+) -> None:
+    """``kafka-storage.sh format`` of one node's log directories."""
+    logs = config.parent / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [
+            str(distribution.home / "bin" / "kafka-storage.sh"),
+            "format",
+            "-t",
+            cluster_id,
+            "-c",
+            str(config),
+            *extra,
+        ],
+        env={**os.environ, **JVM_ENVIRONMENT, "LOG_DIR": str(logs)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kafka-storage.sh format failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+
+
+class KRaftCluster(KafkaBrokers):
+    """KRaft brokers in ``racks`` (ids 1, 2, 3, ...) and the controller they need, started and stopped together."""
+
+    def __init__(
+        self,
+        distribution: KafkaDistribution,
+        directory: Path,
+        racks: Sequence[str] = RACKS,
+        client_listener: ClientListener | None = None,
+    ) -> None:
+        super().__init__(distribution, "", "", directory, racks)
+        self.cluster_id = new_cluster_id()
+        self.controller = KRaftController(distribution, "", "", directory / "controller")
+        self.controller.migration = False
+        self.client_listener = client_listener
+        self.client_ports = {b.id: free_port() for b in self.brokers}
+
+    @property
+    def client_bootstrap_servers(self) -> str:
+        """The client listener's addresses (the PLAINTEXT ones when there is none)."""
+        if self.client_listener is None:
+            return self.bootstrap_servers
+        return ",".join(f"127.0.0.1:{self.client_ports[b.id]}" for b in self.brokers if b.running)
+
+    def start(self, timeout: float = 180.0) -> KRaftCluster:
+        self.controller.format(self.cluster_id)
+        for broker in self.brokers:
+            broker.directory.mkdir(parents=True, exist_ok=True)
+            config = broker.directory / "server.properties"
+            config.write_text(self._properties(broker))
+            format_storage(self.distribution, config, self.cluster_id, self._scram_arguments())
+        self.controller.start(timeout)
+        super().start(timeout)
+        return self
+
+    def stop(self) -> None:
+        super().stop()
+        self.controller.stop()
+
+    def logs(self, broker_id: int | None = None, lines: int = 60) -> str:
+        own = super().logs(broker_id, lines)
+        return own if broker_id is not None else f"{own}\n{self.controller.logs(lines=lines)}"
+
+    def _scram_arguments(self) -> list[str]:
+        listener = self.client_listener
+        if listener is None or not listener.scram:
+            return []
+        arguments: list[str] = []
+        for name, password in listener.scram:
+            arguments += ["--add-scram", f"{listener.mechanism}=[name={name},password={password}]"]
+        return arguments
+
+    def _properties(self, broker: Broker) -> str:
+        plain = f"PLAINTEXT://127.0.0.1:{broker.port}"
+        protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+        listeners = plain
+        settings: dict[str, object] = {}
+        listener = self.client_listener
+        if listener is not None:
+            listeners = f"{plain},CLIENTS://127.0.0.1:{self.client_ports[broker.id]}"
+            protocols += f",CLIENTS:{listener.protocol}"
+            settings |= {
+                "listener.name.clients.ssl.keystore.type": "PEM",
+                "listener.name.clients.ssl.keystore.location": _pem_keystore(broker.directory, listener),
+            }
+            if listener.protocol == "SASL_SSL":
+                mechanism = listener.mechanism.lower()
+                settings |= {
+                    "listener.name.clients.sasl.enabled.mechanisms": listener.mechanism,
+                    f"listener.name.clients.{mechanism}.sasl.jaas.config": (
+                        "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+                    ),
+                }
+        settings = {
+            "process.roles": "broker",
+            "node.id": broker.id,
+            "broker.rack": broker.rack,
+            "controller.quorum.voters": self.controller.voters,
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listeners": listeners,
+            "advertised.listeners": listeners,
+            "listener.security.protocol.map": protocols,
+            "log.dirs": broker.log_dir,
+            "offsets.topic.replication.factor": 1,
+            "offsets.topic.num.partitions": 3,
+            "transaction.state.log.replication.factor": 1,
+            "transaction.state.log.min.isr": 1,
+            "group.initial.rebalance.delay.ms": 0,
+            "auto.create.topics.enable": "false",
+            "num.network.threads": 2,
+            "num.io.threads": 2,
+            "num.partitions": 1,
+            "log.retention.check.interval.ms": 300000,
+            **settings,
+        }
+        return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+    def _wait_started(self, broker: Broker, timeout: float) -> None:
+        _wait_started(self, broker, timeout)
+
+
+def _pem_keystore(directory: Path, listener: ClientListener) -> Path:
+    """The brokers' key and certificate in one PEM file, as Kafka's PEM key store takes them (key first)."""
+    path = directory / "keystore.pem"
+    path.write_text(listener.key.read_text() + listener.certificate.read_text())
+    return path

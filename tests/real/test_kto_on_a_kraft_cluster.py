@@ -1,0 +1,168 @@
+"""``kto --bootstrap-server`` on a cluster that was always KRaft: a controller and three brokers of Kafka 3.9 in
+racks a/b/c, reached only through Kafka's Admin protocol.
+
+One declaration goes through a topic's whole life as a platform team would drive it, each step checked against
+what the brokers then hold: created with the placement the ZooKeeper path gives the same brokers, grown, its
+overrides set and removed, a decrease refused in Kafka's words, a re-apply that sends nothing, its replication
+factor raised from 1 to 3 by a throttled reassignment whose throttles are removed afterwards, and deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kazoo.client import KazooClient
+
+from harness.kraft_cluster import KRaftCluster
+from harness.waiting import eventually
+from harness.zookeeper import ZkChroot
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.connection import connected
+from topic_operator.admin.store import AdminStore
+from topic_operator.manifests.loader import load_manifests
+from topic_operator.reconcile import Reconciler, TopicOutcome
+from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_broker
+
+pytestmark = pytest.mark.timeout(300)
+
+KTO = str(Path(sys.executable).parent / "kto")
+
+
+def _kto(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KTO, *arguments], capture_output=True, text=True, timeout=120, check=False)
+
+
+def _manifests(path: Path, cluster: dict[str, Any], topics: dict[str, dict[str, Any]]) -> Path:
+    documents: list[dict[str, Any]] = [
+        {
+            "apiVersion": "kto.dev/v1alpha1",
+            "kind": "KafkaCluster",
+            "metadata": {"name": "kraft"},
+            "spec": cluster,
+        }
+    ]
+    documents += [
+        {
+            "apiVersion": "kto.dev/v1alpha1",
+            "kind": "KafkaTopic",
+            "metadata": {"name": name},
+            "spec": {"cluster": "kraft", **spec},
+        }
+        for name, spec in topics.items()
+    ]
+    path.write_text(yaml.safe_dump_all(documents))
+    return path
+
+
+def _described(admin: KafkaAdminClient, topic: str) -> dict[int, list[int]]:
+    (described,) = admin.describe_topics([topic])
+    return {p["partition_index"]: list(p["replica_nodes"]) for p in described["partitions"]}
+
+
+def _overrides(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
+    return {k: v["value"] for k, v in configs.items() if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
+
+
+def _broker_throttles(admin: KafkaAdminClient) -> dict[str, dict[str, str]]:
+    resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in (1, 2, 3)]
+    described = admin.describe_configs(resources)["broker"]
+    return {b: {k: v["value"] for k, v in c.items() if "throttled.rate" in k} for b, c in described.items()}
+
+
+def _zookeeper_plan_assignment(zk: KazooClient, chroot: ZkChroot, manifest: Path) -> dict[str, list[int]]:
+    """What ``kto plan`` places on a ZooKeeper-mode cluster of the same brokers (ids 1-3 in racks a/b/c)."""
+    bootstrap_cluster(zk, "zk-twin")
+    for broker, rack in ((1, "a"), (2, "b"), (3, "c")):
+        register_broker(zk, broker, rack=rack)
+    planned = _kto("plan", "-f", str(manifest), "--zookeeper", chroot.connect_string, "-o", "json")
+    assert planned.returncode == 2, planned.stderr
+    (topic,) = json.loads(planned.stdout)["topics"]
+    (create,) = topic["actions"]
+    return dict(create["assignment"])
+
+
+def test_a_topic_s_whole_life_on_a_kraft_cluster(
+    kraft: KRaftCluster, zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path
+) -> None:
+    name = f"orders-{uuid.uuid4().hex[:6]}"
+    cluster = {
+        "bootstrapServers": kraft.bootstrap_servers,
+        "kafkaVersion": "3.9",
+        "allowDelete": True,
+        "reassignment": {"enabled": True, "throttleBytesPerSecond": 50_000_000},
+    }
+
+    def declare(**spec: Any) -> Path:
+        return _manifests(tmp_path / "topics.yaml", cluster, {name: spec})
+
+    settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
+    with connected(settings, deadline=30) as admin:
+        # created, placed as the ZooKeeper path places it on the same brokers
+        first = declare(
+            partitions=6, replicas=3, config={"retention.ms": "3600000", "cleanup.policy": "delete"}
+        )
+        twin = _zookeeper_plan_assignment(zk, zk_chroot, first)
+        applied = _kto("apply", "-f", str(first), "--yes")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert {str(p): r for p, r in _described(admin, name).items()} == twin
+        assert _overrides(admin, name) == {"retention.ms": "3600000", "cleanup.policy": "delete"}
+
+        # grown, one override changed, one added, one removed: written as SET and DELETE
+        grown = declare(
+            partitions=8, replicas=3, config={"retention.ms": "7200000", "max.message.bytes": "2000000"}
+        )
+        applied = _kto("apply", "-f", str(grown), "--yes")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        placed = _described(admin, name)
+        assert sorted(placed) == list(range(8))
+        assert all(len(set(replicas)) == 3 for replicas in placed.values())
+        assert _overrides(admin, name) == {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+
+        # the same declaration again: nothing planned, nothing sent
+        again = _kto("apply", "-f", str(grown), "--yes")
+        assert again.returncode == 0, again.stderr
+        assert "apply: nothing to change" in again.stdout
+        assert _kto("plan", "-f", str(grown)).returncode == 0
+
+        # a decrease refused in Kafka's words, and nothing written
+        shrunk = declare(partitions=4, replicas=3, config={"retention.ms": "7200000"})
+        refused = _kto("apply", "-f", str(shrunk), "--yes")
+        assert refused.returncode == 1
+        assert (
+            f"The number of partitions for a topic can only be increased. Topic {name} currently has 8 "
+            "partitions, 4 would not be an increase." in refused.stdout
+        )
+        assert len(_described(admin, name)) == 8
+        assert _overrides(admin, name) == {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+
+    single = f"single-{uuid.uuid4().hex[:6]}"
+    one = _manifests(tmp_path / "single.yaml", cluster, {single: {"partitions": 2, "replicas": 1}})
+    assert _kto("apply", "-f", str(one), "--yes").returncode == 0
+    three = _manifests(tmp_path / "single.yaml", cluster, {single: {"partitions": 2, "replicas": 3}})
+    moved = _kto("apply", "-f", str(three), "--yes", "--wait", "--wait-timeout", "120")
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "throttles removed" in moved.stderr
+    with connected(settings, deadline=30) as admin:
+        assert all(len(r) == 3 for r in _described(admin, single).values())
+        assert admin.list_partition_reassignments() == {}
+        assert _overrides(admin, single) == {}
+        assert _broker_throttles(admin) == {"1": {}, "2": {}, "3": {}}
+
+    # deleted, as the operator deletes a KafkaTopic whose deletionPolicy is Delete
+    gone = load_manifests([str(_manifests(tmp_path / "gone.yaml", cluster, {name: {"partitions": 8, "replicas": 3,
+                                                                                     "deletionPolicy": "Delete"}}))])  # fmt: skip
+    assert not gone.errors
+    with connected(settings, deadline=30) as admin:
+        store = AdminStore(admin, settings, deadline=30)
+        report = Reconciler(store, gone.clusters[0]).apply([], deleting=gone.topics)
+        assert [r.outcome for r in report.results] == [TopicOutcome.APPLIED]
+        eventually(lambda: name not in admin.list_topics(), timeout=30, what=f"topic {name} deleted")
