@@ -10,7 +10,12 @@ They run once every value has parsed and passed its own validator (``ConfigDef.p
 * 3.6+: the broker's own ``LogConfig.validate`` combines the topic's overrides with the brokers' settings and
   checks tiered storage: the brokers must run it, a compacted topic cannot use it, local retention within total;
 * 3.9: in ZooKeeper mode ``remote.log.copy.disable`` and ``remote.log.delete.on.disable`` may not be true, and
-  (``remote_storage_turned_off``) remote storage cannot be turned off.
+  (``remote_storage_turned_off``) remote storage cannot be turned off;
+* 4.0+ (KRaft only, ``ZOOKEEPER_MODE_REMOVED``): those ZooKeeper-mode refusals are gone. The controller runs the
+  KRaft path of the same checks (``fromZK=false``, as 3.9's controller does): with ``remote.log.copy.disable`` the
+  local retentions must equal the total ones, and remote storage may be turned off only with
+  ``remote.log.delete.on.disable``. Read at 3.9.0-rc3 and unchanged on trunk@1eb76443 (2024-10-25, on the way to
+  4.0); not checked against a 4.x source tag or broker.
 
 Pure: no I/O.
 """
@@ -29,6 +34,7 @@ from topic_operator.kafka.releases import (
     LOCAL_RETENTION_IN_CONSTRUCTOR,
     REMOTE_STORAGE_BROKER_CHECKS,
     ZK_REMOTE_LOG_DISABLE_REFUSED,
+    ZOOKEEPER_MODE_REMOVED,
     KafkaVersion,
 )
 
@@ -136,7 +142,7 @@ def _tiered_storage(
     """The broker's ``validateTopicLogConfigValues`` (3.6.2:storage/src/main/java/org/apache/kafka/storage/internals/
     log/LogConfig.java:550-614; 3.9.0-rc3:...:625-700), on the topic's overrides over the brokers' settings."""
     problems: list[InvalidConfigurationError] = []
-    if kafka_version >= ZK_REMOTE_LOG_DISABLE_REFUSED:
+    if ZK_REMOTE_LOG_DISABLE_REFUSED <= kafka_version < ZOOKEEPER_MODE_REMOVED:
         set_true = [key for key in (_DELETE_ON_DISABLE, _COPY_DISABLE) if parsed.get(key) is True]
         if set_true:
             problems.append(
@@ -187,7 +193,28 @@ def _tiered_storage(
                 f"Invalid value {local} for configuration {local_key}: {reason}", field=f"config.{local_key}"
             )
         )
+    if kafka_version >= ZOOKEEPER_MODE_REMOVED:
+        problems.extend(_retention_when_copy_disabled(parsed))
     return problems
+
+
+def _retention_when_copy_disabled(parsed: Mapping[str, ParsedValue]) -> list[InvalidConfigurationError]:
+    """``validateRetentionConfigsWhenRemoteCopyDisabled`` on the KRaft path (3.9.0-rc3:storage/.../LogConfig.java:
+    657-673, called at :640 once remote storage is on; the ZooKeeper path refuses the key before it): a topic that
+    stops copying to remote storage must keep locally what it keeps in total, size first."""
+    if parsed.get(_COPY_DISABLE) is not True:
+        return []
+    for local_key, total_key in reversed(_LOCAL_RETENTIONS):
+        local = expect_number(local_key, parsed[local_key])
+        if local not in (_INHERIT, expect_number(total_key, parsed[total_key])):
+            return [
+                InvalidConfigurationError(
+                    f"When `{_COPY_DISABLE}` is set to true, the `{local_key}` and `{total_key}` must be set to "
+                    "the identical value because there will be no more logs copied to the remote storage.",
+                    field=f"config.{local_key}",
+                )
+            ]
+    return []
 
 
 def _is_true(raw: str | None) -> bool:
@@ -199,25 +226,36 @@ def _is_true(raw: str | None) -> bool:
         return False
 
 
+_TURNING_OFF: Final = (
+    "It is invalid to disable remote storage without deleting remote data. If you want to keep the remote "
+    "data and turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. If you "
+    "want to disable remote storage and delete all remote data, please set "
+    "`remote.storage.enable=false,remote.log.delete.on.disable=true`."
+)
+
+
 def remote_storage_turned_off(
     before: Mapping[str, str], after: Mapping[str, str], *, kafka_version: KafkaVersion
 ) -> InvalidConfigurationError | None:
     """3.9's brokers refuse to apply a config that turns ``remote.storage.enable`` from true to false without
     ``remote.log.delete.on.disable`` (3.9.0-rc3:core/src/main/scala/kafka/log/LogManager.scala:978-984), which in
     ZooKeeper mode cannot be set either; AdminZkClient would write it (it passes no existing config). So on 3.9
-    remote storage, once on, stays on: refused, ``stricter_than_kafka``."""
+    remote storage, once on, stays on: refused, ``stricter_than_kafka``.
+
+    On the KRaft-only lines (4.0+) the controller itself refuses it, given the topic's existing config
+    (``validateTurningOffRemoteStorageWithDelete``, 3.9.0-rc3:storage/.../LogConfig.java:642-655 on the KRaft path;
+    not checked on 4.x): Kafka's own rule, and ``remote.log.delete.on.disable=true`` is the way to turn it off."""
     if kafka_version < ZK_REMOTE_LOG_DISABLE_REFUSED:
         return None
     if not _is_true(before.get(_REMOTE_STORAGE)) or _is_true(after.get(_REMOTE_STORAGE)):
         return None
     if _is_true(after.get(_DELETE_ON_DISABLE)):
         return None
+    if kafka_version >= ZOOKEEPER_MODE_REMOVED:
+        return InvalidConfigurationError(_TURNING_OFF, field=f"config.{_REMOTE_STORAGE}")
     return InvalidConfigurationError(
-        "It is invalid to disable remote storage without deleting remote data. If you want to keep the remote "
-        "data and turn to read only, please set `remote.storage.enable=true,remote.log.copy.disable=true`. If you "
-        "want to disable remote storage and delete all remote data, please set "
-        "`remote.storage.enable=false,remote.log.delete.on.disable=true`. (Kafka's brokers refuse to apply it; in "
-        "ZooKeeper mode neither of those two keys may be true, so remote storage stays on.)",
+        f"{_TURNING_OFF} (Kafka's brokers refuse to apply it; in ZooKeeper mode neither of those two keys may be "
+        "true, so remote storage stays on.)",
         field=f"config.{_REMOTE_STORAGE}",
         stricter_than_kafka=True,
     )

@@ -1,4 +1,4 @@
-"""Topic configs as each Kafka release line from 2.0 to 3.9 judges them, and the canonical strings we write.
+"""Topic configs as each Kafka release line from 2.0 to 4.1 judges them, and the canonical strings we write.
 
 A declared config is only worth writing to ``/config/topics/<t>`` if every broker will accept it: brokers re-parse
 the znode with the same ``ConfigDef``, and one value they cannot parse makes the topic (or the broker, at startup)
@@ -17,6 +17,21 @@ strings trimmed, lists joined with ','.
 The rules across keys (compaction lags, local retention, tiered storage, 3.9's ZooKeeper-mode refusals) are in
 ``config_cross_checks``; where a line's brokers read their own settings, ``broker_settings`` says what kto assumes.
 Where a line accepts a value its brokers then fail on, the value is refused anyway, marked ``stricter_than_kafka``.
+
+4.0 and 4.1 run only in KRaft mode (``releases.KRAFT_ONLY_RELEASE_LINES``), where the controller judges a config
+sent through the Admin protocol with the same ``LogConfig`` rules and ``fromZK=false``. Their changes were read
+from the release notes, the generated config docs and the KIPs and PRs they name (kraft.md §4), not from a
+source tag, and none was checked against a 4.x broker:
+
+* 4.0 removed ``message.format.version`` (KIP-724) and ``message.timestamp.difference.max.ms`` (KIP-937): for 4.x
+  they are unknown names, refused as Kafka refuses any (``Unknown topic config name: <k>``, ``LogConfig.validateNames``,
+  3.9.0-rc3:storage/.../LogConfig.java:578-583). Not confirmed: what a 4.x controller does with a request that
+  still carries one (Aiven reports it "ignored and removed during topic creation or update" on its platform),
+  and with a topic that stored one before the upgrade (3.9's KRaft controller validates the merged existing
+  and new config, so a stored removed key could fail later alters unless 4.x special-cases it);
+* 4.0 defaults ``message.timestamp.after.max.ms`` to 3600000 (KIP-1030);
+* 4.0 makes ``message.downconversion.enable`` a no-op, still defined and accepted;
+* 4.1, not 4.0, raises the topic-level ``segment.bytes`` minimum from 14 to 1048576 (KAFKA-19080).
 """
 
 from __future__ import annotations
@@ -47,8 +62,12 @@ from topic_operator.kafka.config_validators import (
 from topic_operator.kafka.errors import ConfigError, InvalidConfigurationError
 from topic_operator.kafka.releases import (
     COMPACTION_LAG_CHECK,
+    FORMAT_VERSION_REMOVED,
     OLDEST_KAFKA,
     REMOTE_STORAGE_BROKER_CHECKS,
+    SEGMENT_BYTES_AT_LEAST_1_MIB,
+    TIMESTAMP_AFTER_MAX_ONE_HOUR,
+    TIMESTAMP_DIFFERENCE_REMOVED,
     KafkaVersion,
     release_line,
 )
@@ -111,6 +130,9 @@ class TopicConfigDef:
     internal: bool
     """Defined with ``defineInternal``: accepted but undocumented (the remote-storage keys in 3.0-3.5)."""
     doc: str
+    removed: KafkaVersion | None = None
+    """The first release line whose LogConfig no longer defines the key (4.0 for ``message.format.version``), or
+    None while every line up to the newest defines it. From that line on, the key is an unknown name."""
 
     @property
     def valid_values(self) -> str:
@@ -142,8 +164,10 @@ class _History:
     revisions: tuple[_Revision, ...]
 
     def at(self, version: KafkaVersion) -> TopicConfigDef | None:
-        """The key as ``version``'s LogConfig defines it, or None before it existed."""
+        """The key as ``version``'s LogConfig defines it, or None before it existed or once it is removed."""
         if version < self.first.since:
+            return None
+        if self.first.removed is not None and version >= self.first.removed:
             return None
         definition = self.first
         for revision in self.revisions:
@@ -171,8 +195,9 @@ def _define(
     *revisions: _Revision,
     since: KafkaVersion = OLDEST_SUPPORTED_KAFKA,
     internal: bool = False,
+    removed: KafkaVersion | None = None,
 ) -> _History:
-    first = TopicConfigDef(name, config_type, default, validator, broker_keys, since, internal, doc)
+    first = TopicConfigDef(name, config_type, default, validator, broker_keys, since, internal, doc, removed)
     return _History(first, tuple(sorted(revisions, key=lambda r: r.since)))
 
 
@@ -204,7 +229,10 @@ _HISTORIES: Final[tuple[_History, ...]] = (
     # subsequence of this one. Definitions: 2.0.1:core/src/main/scala/kafka/log/LogConfig.scala:219-269, changes
     # as cited in kafka-versions.md a.4.
     _define("segment.bytes", _INT, "1073741824", Range(14), ("log.segment.bytes",),
-            "Size of one log segment file."),
+            "Size of one log segment file.",
+            # KAFKA-19080, apache/kafka#19371; kafka-site 41/generated/topic_config.html [1048576,...]. 4.0 keeps
+            # [14,...] at topic level (40/generated/topic_config.html): #18140 raised only log.segment.bytes.
+            _Revision(SEGMENT_BYTES_AT_LEAST_1_MIB, validator=Range(1048576))),
     _define("segment.ms", _LONG, "604800000", Range(1), ("log.roll.ms", "log.roll.hours"),
             "Time after which a segment is rolled even if not full."),
     _define("segment.jitter.ms", _LONG, "0", Range(0), ("log.roll.jitter.ms", "log.roll.jitter.hours"),
@@ -264,25 +292,33 @@ _HISTORIES: Final[tuple[_History, ...]] = (
     _define("message.format.version", _STRING, "2.0-IV1", MetadataVersionValidator(OLDEST_SUPPORTED_KAFKA),
             ("log.message.format.version",),
             "Deprecated record format version; ignored from inter-broker protocol 3.0 but still validated.",
-            *_FORMAT_VERSION_DEFAULTS, _Revision((3, 0), default="3.0-IV1")),
+            *_FORMAT_VERSION_DEFAULTS, _Revision((3, 0), default="3.0-IV1"),
+            # KIP-724; apache/kafka#18267 (KAFKA-17393); not in kafka-site 40/generated/topic_config.html
+            removed=FORMAT_VERSION_REMOVED),
     _define("message.timestamp.type", _STRING, "CreateTime", ValidString(("CreateTime", "LogAppendTime")),
             ("log.message.timestamp.type",),
             "Whether record timestamps are the producer's create time or the broker's append time."),
     _define("message.timestamp.difference.max.ms", _LONG, _LONG_MAX, Range(0),
             ("log.message.timestamp.difference.max.ms",),
-            "Largest allowed gap between a CreateTime timestamp and the broker's clock."),
+            "Largest allowed gap between a CreateTime timestamp and the broker's clock.",
+            # KIP-937; not in kafka-site 40/generated/topic_config.html, broker key removed (40/.../upgrade.md)
+            removed=TIMESTAMP_DIFFERENCE_REMOVED),
     _define("message.timestamp.before.max.ms", _LONG, _LONG_MAX, Range(0), ("log.message.timestamp.before.max.ms",),
             "Largest allowed lag of a CreateTime timestamp behind the broker's clock.",
             since=(3, 6)),  # 3.6.2:storage/.../LogConfig.java:278
     _define("message.timestamp.after.max.ms", _LONG, _LONG_MAX, Range(0), ("log.message.timestamp.after.max.ms",),
             "Largest allowed lead of a CreateTime timestamp over the broker's clock.",
+            # KIP-1030; kafka-site 40/getting-started/upgrade.md, 40/generated/topic_config.html
+            _Revision(TIMESTAMP_AFTER_MAX_ONE_HOUR, default="3600000"),
             since=(3, 6)),  # 3.6.2:...:280
     _define("leader.replication.throttled.replicas", _LIST, "", _THROTTLED_2_0, (),
             "Replicas throttled on the leader side: '*' or partition:broker pairs.", *_THROTTLED_REVISIONS),
     _define("follower.replication.throttled.replicas", _LIST, "", _THROTTLED_2_0, (),
             "Replicas throttled on the follower side: '*' or partition:broker pairs.", *_THROTTLED_REVISIONS),
+    # From 4.0 a no-op, still defined and accepted, "deprecated for removal in 5.0"
+    # (https://kafka.apache.org/41/javadoc/org/apache/kafka/common/config/TopicConfig.html).
     _define("message.downconversion.enable", _BOOLEAN, "true", None, ("log.message.downconversion.enable",),
-            "Whether the broker down-converts records for old consumers."),
+            "Whether the broker down-converts records for old consumers (a no-op from Kafka 4.0)."),
     _define("remote.storage.enable", _BOOLEAN, "false", None, (),
             "Tiered storage for the topic (internal in 3.0-3.5).",
             _PUBLIC_FROM_3_6, since=(3, 0), internal=True),  # 3.0.2:...LogConfig.scala:378; 3.6.2:...java:288
@@ -314,8 +350,9 @@ def _as_of_3_4_or_added(history: _History) -> TopicConfigDef:
 TOPIC_CONFIGS: Final[Mapping[str, TopicConfigDef]] = MappingProxyType(
     {h.first.name: _as_of_3_4_or_added(h) for h in _HISTORIES}
 )
-"""Every topic config any line from 2.0 to 3.9 knows, in definition order, each as Kafka 3.4 defines it or, for
-keys added later, as the line that added it does. Read-only. A line's own view is ``topic_configs_at``."""
+"""Every topic config any line from 2.0 to 4.1 knows, in definition order, each as Kafka 3.4 defines it or, for
+keys added later, as the line that added it does. Read-only. A line's own view is ``topic_configs_at``: a key
+4.0 removed is here (``removed`` says since when) but not in a 4.x line's view."""
 
 
 @cache
@@ -471,7 +508,13 @@ def validate_topic_config(
     one (3.0-3.5), a throttled-replica list starting with ``*`` (2.0-2.7), a ``message.format.version`` no 2.0
     broker parses.
 
-    Returns only the given keys, sorted, each mapped to the string to write to ZooKeeper.
+    ``kafka_version`` may be a KRaft-only line (4.0, 4.1), judged as its controller judges a config sent through
+    the Admin protocol; those lines are read from release notes and config docs, not source, and were not checked
+    against a 4.x broker (module docstring). A removed key such as ``message.format.version`` is refused as unknown,
+    as ``LogConfig.validateNames`` refuses any name its line does not define: inferred, not confirmed on 4.x.
+
+    Returns only the given keys, sorted, each mapped to the string to write to ZooKeeper (or to send with
+    IncrementalAlterConfigs).
     Raises ``InvalidConfigurationError`` for nulls, unknown names and the rules across keys, and its subclass
     ``ConfigError`` (Kafka's ConfigException) for values that do not parse or fail their validator.
     """
