@@ -22,10 +22,20 @@ from pathlib import Path
 
 from harness.real_kafka import RACKS, Broker, KafkaBrokers
 from harness.real_kraft import JVM_ENVIRONMENT, KRaftController, _wait_started
-from harness.server_binaries import KafkaDistribution
+from harness.server_binaries import KafkaDistribution, kafka_distributions
 from topic_operator.zookeeper.local_server import free_port
 
-__all__ = ["ClientListener", "KRaftCluster", "new_cluster_id"]
+__all__ = ["ClientListener", "KRaftCluster", "kraft_distribution", "new_cluster_id"]
+
+
+def kraft_distribution() -> tuple[KafkaDistribution | None, str]:
+    """The distribution whose KRaft mode the KRaft tests run (3.9, the bridge every ZooKeeper-era cluster
+    crosses), or None and the one-line reason there is none."""
+    found, missing = kafka_distributions()
+    lines = [d for d in found if d.line == "3.9"]
+    if lines:
+        return lines[-1], ""
+    return None, missing or f"no Kafka 3.9 distribution among {', '.join(d.version for d in found)}"
 
 
 def new_cluster_id() -> str:
@@ -99,7 +109,7 @@ class KRaftCluster(KafkaBrokers):
         return ",".join(f"127.0.0.1:{self.client_ports[b.id]}" for b in self.brokers if b.running)
 
     def start(self, timeout: float = 180.0) -> KRaftCluster:
-        self.controller.format(self.cluster_id)
+        self.controller.format(self.cluster_id, tuple(self._scram_arguments()))
         for broker in self.brokers:
             broker.directory.mkdir(parents=True, exist_ok=True)
             config = broker.directory / "server.properties"

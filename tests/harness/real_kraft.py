@@ -83,9 +83,10 @@ class KRaftController(KafkaBrokers):
         """``controller.quorum.voters`` for every node that talks to this quorum."""
         return f"{self.node.id}@127.0.0.1:{self.node.port}"
 
-    def format(self, cluster_id: str) -> None:
+    def format(self, cluster_id: str, extra: tuple[str, ...] = ()) -> None:
         """``kafka-storage.sh format``: the metadata log directory, of the cluster ZooKeeper already names (a
-        controller formatted with another id is refused by the brokers)."""
+        controller formatted with another id is refused by the brokers). ``extra`` arguments go to the command
+        (``--add-scram``: the bootstrap metadata the quorum starts from)."""
         config = self._write_properties()
         logs = self.node.directory / "logs"
         logs.mkdir(parents=True, exist_ok=True)
@@ -97,6 +98,7 @@ class KRaftController(KafkaBrokers):
                 cluster_id,
                 "-c",
                 str(config),
+                *extra,
             ],
             env={**os.environ, **JVM_ENVIRONMENT, "LOG_DIR": str(logs)},
             capture_output=True,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.kraft_cluster import KRaftCluster
+from harness.kraft_cluster import KRaftCluster, kraft_distribution
 from harness.kto_objects import remove_kto_objects
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
@@ -112,16 +112,13 @@ def kafka(
         yield brokers
 
 
-KRAFT_DISTRIBUTIONS = [d for d in DISTRIBUTIONS if d.line == "3.9"]
-"""The releases whose KRaft mode the KRaft tests run: 3.9, the bridge every ZooKeeper-era cluster crosses."""
-
-
 @pytest.fixture(scope="session")
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
     """A cluster that was always KRaft: one controller and three brokers in racks a/b/c (Kafka 3.9)."""
-    if not KRAFT_DISTRIBUTIONS:
-        pytest.skip(f"a real KRaft cluster: {NO_KAFKA or 'no Kafka 3.9 distribution found'}")
-    with KRaftCluster(KRAFT_DISTRIBUTIONS[-1], tmp_path_factory.mktemp("kraft")) as cluster:
+    distribution, missing = kraft_distribution()
+    if distribution is None:
+        pytest.skip(f"a real KRaft cluster: {missing}")
+    with KRaftCluster(distribution, tmp_path_factory.mktemp("kraft")) as cluster:
         yield cluster
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import ssl
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -67,7 +70,7 @@ def ssl_context_of(settings: AdminSettings) -> ssl.SSLContext | None:
 
 def open_admin(settings: AdminSettings, *, deadline: float) -> KafkaAdminClient:
     """A client whose bootstrap succeeded within ``deadline`` seconds (else ``BrokersUnavailableError`` and the
-    others of ``admin.errors``)."""
+    others of ``admin.errors``, with the reason kafka-python gave for the last failed attempt)."""
     milliseconds = max(int(deadline * 1000), 1)
     options: dict[str, Any] = {
         "bootstrap_servers": list(settings.bootstrap_servers),
@@ -87,8 +90,48 @@ def open_admin(settings: AdminSettings, *, deadline: float) -> KafkaAdminClient:
             "sasl_plain_password": settings.password,
         }
     _quiet_kafka_logs()
-    with reaching(settings, deadline):
-        return KafkaAdminClient(**options)
+    failures = _BootstrapFailures(f"kafka-io-{settings.client_id}")
+    manager = logging.getLogger("kafka.net.manager")
+    manager.addHandler(failures)
+    try:
+        with reaching(settings, deadline, failures.telling):
+            return KafkaAdminClient(**options)
+    finally:
+        manager.removeHandler(failures)
+
+
+class _BootstrapFailures(logging.Handler):
+    """Why kafka-python's bootstrap attempts failed: it logs the reason (refused SASL credentials, a TLS
+    handshake, a closed socket) and raises only a time-out, so the reason is taken from its log records, those
+    of this client's I/O thread."""
+
+    _LINE = re.compile(
+        r"^Bootstrap connection to \S+ failed: (?P<reason>.*?)(?: \(backoff [0-9.]+ secs\))?$", re.S
+    )
+
+    def __init__(self, thread_name: str) -> None:
+        super().__init__(logging.WARNING)
+        self._thread_name = thread_name
+        self._reasons: deque[str] = deque(maxlen=16)
+        self._lock = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.threadName != self._thread_name:
+            return
+        match = self._LINE.match(record.getMessage())
+        if match is not None:
+            with self._lock:
+                self._reasons.append(match["reason"])
+
+    def telling(self) -> str | None:
+        """The reason that tells most: a refusal of the credentials, else a TLS failure, else the last one."""
+        with self._lock:
+            reasons = list(self._reasons)
+        for telling in ("SaslAuthenticationFailed", "CERTIFICATE", "SSL"):
+            found = next((r for r in reversed(reasons) if telling in r), None)
+            if found is not None:
+                return found
+        return reasons[-1] if reasons else None
 
 
 @contextlib.contextmanager
@@ -103,18 +146,18 @@ def connected(settings: AdminSettings, *, deadline: float) -> Iterator[KafkaAdmi
 
 
 @contextlib.contextmanager
-def reaching(settings: AdminSettings, deadline: float) -> Iterator[None]:
-    """Turn what kafka-python raises when the brokers cannot be reached or refuse us into ``admin.errors``."""
+def reaching(
+    settings: AdminSettings, deadline: float, why_not: Callable[[], str | None] | None = None
+) -> Iterator[None]:
+    """Turn what kafka-python raises when the brokers cannot be reached or refuse us into ``admin.errors``;
+    ``why_not`` gives the reason it logged for its last failed attempt, when it raised only a time-out."""
     servers = settings.servers_text
     try:
         yield
     except AdminClientError:
         raise
     except kafka_errors.SaslAuthenticationFailedError as error:
-        raise BrokersRefusedCredentialsError(
-            f"the brokers {servers} refused the SASL {settings.sasl_mechanism} credentials of user "
-            f"{settings.username!r}: {_reason(error)}"
-        ) from None
+        raise _refused(settings, _reason(error)) from None
     except (
         kafka_errors.ClusterAuthorizationFailedError,
         kafka_errors.TopicAuthorizationFailedError,
@@ -125,10 +168,26 @@ def reaching(settings: AdminSettings, deadline: float) -> Iterator[None]:
     except ssl.SSLError as error:
         raise BrokersTlsError(f"TLS with the brokers {servers} failed: {_reason(error)}") from None
     except _UNREACHABLE as error:
-        why = _reason(error)
+        logged = why_not() if why_not is not None else None
+        if logged is not None and "SaslAuthenticationFailed" in logged:
+            raise _refused(settings, logged) from None
+        if logged is not None and _is_tls(logged):
+            raise BrokersTlsError(f"TLS with the brokers {servers} failed: {logged}") from None
+        hint = _hint(settings) if why_not is not None else ""
         raise BrokersUnavailableError(
-            f"no broker of {servers} answered within {deadline:g} s ({why})" + _hint(settings, why)
+            f"no broker of {servers} answered within {deadline:g} s ({logged or _reason(error)})" + hint
         ) from None
+
+
+def _refused(settings: AdminSettings, reason: str) -> BrokersRefusedCredentialsError:
+    return BrokersRefusedCredentialsError(
+        f"the brokers {settings.servers_text} refused the SASL {settings.sasl_mechanism} credentials of user "
+        f"{settings.username!r}: {reason}"
+    )
+
+
+def _is_tls(reason: str) -> bool:
+    return any(word in reason for word in ("SSL", "CERTIFICATE", "certificate", "TLS", "handshake"))
 
 
 def call(settings: AdminSettings, deadline: float, what: Callable[[], _T]) -> _T:
@@ -137,11 +196,9 @@ def call(settings: AdminSettings, deadline: float, what: Callable[[], _T]) -> _T
         return what()
 
 
-def _hint(settings: AdminSettings, why: str) -> str:
-    """Where a bootstrap that timed out may come from a protocol mismatch, say so: kafka-python reports a TLS or
-    SASL failure of its bootstrap only as a time-out."""
-    if "bootstrap" not in why.lower():
-        return ""
+def _hint(settings: AdminSettings) -> str:
+    """A bootstrap that failed may come from a protocol mismatch (a TLS port spoken to in plain text reads as an
+    invalid frame), so say what was spoken."""
     return (
         f"; check that the servers are up and that they speak {settings.security_protocol}"
         + (f" with SASL {settings.sasl_mechanism} and these credentials" if settings.uses_sasl else "")
@@ -156,7 +213,9 @@ def _reason(error: BaseException) -> str:
 
 def _quiet_kafka_logs() -> None:
     """kafka-python logs every failed connection attempt at ERROR; the failure reaches the user once, as an
-    ``admin.errors`` message, so its own lines stay below WARNING unless the application asked for them."""
+    ``admin.errors`` message, so its records go to no handler of the application's unless it set one up on the
+    ``kafka`` logger (records are still made: ``_BootstrapFailures`` reads the reasons from them)."""
     logger = logging.getLogger("kafka")
-    if logger.level == logging.NOTSET:
-        logger.setLevel(logging.CRITICAL)
+    if not logger.handlers and logger.propagate:
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False

@@ -1,0 +1,125 @@
+"""``kto --bootstrap-server --command-config`` on a KRaft cluster whose clients must speak SASL_SSL with
+SCRAM-SHA-512, as a secured production cluster is set up: the work is done with the right properties, and each
+wrong one (a refused password, a CA not trusted, plain text to a TLS port, no broker at all) ends the command
+within its deadline in one line saying which, with nothing written and no password shown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.kraft_cluster import ClientListener, KRaftCluster, kraft_distribution
+from harness.real_apiserver import Credentials
+
+pytestmark = pytest.mark.timeout(240)
+
+KTO = str(Path(sys.executable).parent / "kto")
+PASSWORD = "kto-Secret-1"
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KRaftCluster, Credentials]]:
+    """A KRaft cluster whose client listener is SASL_SSL with SCRAM-SHA-512 user ``kto``."""
+    distribution, missing = kraft_distribution()
+    if distribution is None:
+        pytest.skip(f"a real KRaft cluster: {missing}")
+    directory = tmp_path_factory.mktemp("kraft-scram")
+    credentials = Credentials.make(directory)
+    listener = ClientListener(
+        "SASL_SSL", credentials.cert_file, credentials.key_file, "SCRAM-SHA-512", (("kto", PASSWORD),)
+    )
+    with KRaftCluster(distribution, directory / "cluster", client_listener=listener) as cluster:
+        yield cluster, credentials
+
+
+def _properties(path: Path, *, password: str = PASSWORD, protocol: str = "SASL_SSL", ca: Path | None) -> Path:
+    lines = [
+        f"security.protocol={protocol}",
+        "sasl.mechanism=SCRAM-SHA-512",
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="kto" password="{password}";',
+    ]
+    if ca is not None:
+        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={ca}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _kto(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KTO, *arguments], capture_output=True, text=True, timeout=90, check=False)
+
+
+def test_kto_works_over_scram_and_tls(secured: tuple[KRaftCluster, Credentials], tmp_path: Path) -> None:
+    cluster, credentials = secured
+    name = f"secured-{uuid.uuid4().hex[:6]}"
+    manifest = tmp_path / "topics.yaml"
+    manifest.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kto.dev/v1alpha1",
+                "kind": "KafkaTopic",
+                "metadata": {"name": name},
+                "spec": {
+                    "cluster": "secured",
+                    "partitions": 3,
+                    "replicas": 3,
+                    "config": {"retention.ms": "60000"},
+                },
+            }
+        )
+    )
+    config = _properties(tmp_path / "client.properties", ca=credentials.ca_file)
+    reach = ["--bootstrap-server", cluster.client_bootstrap_servers, "--command-config", str(config)]
+    applied = _kto(
+        "apply", "-f", str(manifest), *reach, "--kafka-version", "3.9", "--yes", "--deadline", "30"
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    described = _kto("describe", name, *reach)
+    assert described.returncode == 0, described.stderr
+    assert f"Topic: {name}\tTopicId: " in described.stdout
+    assert "PartitionCount: 3\tReplicationFactor: 3\tConfigs: retention.ms=60000" in described.stdout
+    again = _kto("plan", "-f", str(manifest), *reach, "--kafka-version", "3.9")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        ("wrong password", "refused the SASL SCRAM-SHA-512 credentials of user 'kto': "),
+        (
+            "CA not trusted",
+            "failed: KafkaConnectionError: Handshake failed: [SSL: CERTIFICATE_VERIFY_FAILED]",
+        ),
+        ("plain text to TLS", "check that the servers are up and that they speak SASL_PLAINTEXT with SASL"),
+        ("no broker", "no broker of 127.0.0.1:1 answered within 5 s"),
+    ],
+)
+def test_a_wrong_way_in_is_one_line_within_the_deadline(
+    secured: tuple[KRaftCluster, Credentials], tmp_path: Path, case: str, words: str
+) -> None:
+    cluster, credentials = secured
+    servers = cluster.client_bootstrap_servers
+    config = {
+        "wrong password": lambda: _properties(tmp_path / "c", password="not-it", ca=credentials.ca_file),
+        "CA not trusted": lambda: _properties(tmp_path / "c", ca=None),
+        "plain text to TLS": lambda: _properties(tmp_path / "c", protocol="SASL_PLAINTEXT", ca=None),
+        "no broker": lambda: _properties(tmp_path / "c", ca=credentials.ca_file),
+    }[case]()
+    if case == "no broker":
+        servers = "127.0.0.1:1"
+    failed = _kto(
+        "describe", "--bootstrap-server", servers, "--command-config", str(config), "--deadline", "5"
+    )
+    assert failed.returncode == 1
+    assert failed.stdout == ""
+    (line,) = failed.stderr.splitlines()
+    assert line.startswith("kto describe: ")
+    assert words in line
+    assert "not-it" not in line
+    assert PASSWORD not in line
