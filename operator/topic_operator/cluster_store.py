@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from topic_operator.model import ClusterState
+from topic_operator.model import Backend, ClusterState
 from topic_operator.plan import Action
 
 __all__ = [
@@ -30,15 +30,6 @@ __all__ = [
 DEFAULT_DEADLINE = 60.0
 """Seconds a cluster may keep a command (or one operator batch) waiting before it gives up: long enough to ride
 out a leader election or a restarted server, short enough that a lost cluster is reported within a minute."""
-
-
-class Backend(Enum):
-    """Which protocol a store speaks: what status, metrics, plans and drift reports name a cluster's store by."""
-
-    ZOOKEEPER = "zookeeper"
-    """The znodes of a ZooKeeper-mode cluster (Kafka 2.0 to 3.9)."""
-    KRAFT = "kraft"
-    """Kafka's Admin protocol, through the brokers: a KRaft cluster (or one whose KRaft controller is active)."""
 
 
 class ClusterUnavailableError(Exception):

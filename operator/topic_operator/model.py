@@ -20,6 +20,7 @@ __all__ = [
     "BROKER_IDS_PATH",
     "REASSIGN_PARTITIONS_PATH",
     "ApplyMode",
+    "Backend",
     "Broker",
     "ClusterSpec",
     "ClusterState",
@@ -39,6 +40,16 @@ an unreadable registration in ``ClusterState.unreadable_znodes`` can be told apa
 
 REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
 """The reassignment request znode (semantics §14), likewise shared with ``zookeeper/znodes.py``."""
+
+
+class Backend(Enum):
+    """Which protocol a cluster is read and written through: what status, metrics, plans and drift reports name
+    a cluster's store by."""
+
+    ZOOKEEPER = "zookeeper"
+    """The znodes of a ZooKeeper-mode cluster (Kafka 2.0 to 3.9)."""
+    KRAFT = "kraft"
+    """Kafka's Admin protocol, through the brokers: a KRaft cluster (or one whose KRaft controller is active)."""
 
 
 class DeletionPolicy(Enum):
@@ -240,6 +251,13 @@ class ClusterState:
     release_evidence: ReleaseEvidence | None = None
     """What the znodes read tell of the brokers' Kafka release (``kafka.cluster_release``); None when not read
     (a snapshot file written before kto read it)."""
+    backend: Backend = field(default=Backend.ZOOKEEPER, compare=False)
+    """The protocol the state was read through."""
+    broker_release: KafkaVersion | None = field(default=None, compare=False)
+    """Read through the Admin protocol: the oldest release line the brokers' ApiVersions answers show (None when
+    not read, or through ZooKeeper, whose brokers say it only through ``release_evidence``)."""
+    metadata_version: str | None = field(default=None, compare=False)
+    """The finalized ``metadata.version`` the brokers report (``3.9-IV0``): KRaft only; None in ZooKeeper mode."""
 
     @property
     def broker_metadata(self) -> list[BrokerMetadata]:

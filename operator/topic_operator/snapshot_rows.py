@@ -9,13 +9,15 @@ Schema version 2 (written). The header row, one per cluster and snapshot, has ``
      "controller": int|null, "brokers": [{"id": int, "rack": str|null}], "marked_for_deletion": [str],
      "orphan_configs": {str: int}, "unreadable_topics": {str: str},
      "unreadable_znodes": {str: str}, "kraft_migration": str|null,
-     "kraft_migration_stage": str|null, "kafka_release": {...}|null}
+     "kraft_migration_stage": str|null, "kafka_release": {...}|null,
+     "backend": "kraft", "broker_release": str|null, "metadata_version": str|null}
 
 ``unreadable_znodes`` (path -> problem: broker registrations, ``/controller``, ``/cluster/id``, partition states,
 ``/admin/reassign_partitions``, ``/migration``), ``kraft_migration`` (why the cluster must not be written, or
 null), ``kraft_migration_stage`` (where the migration stands, in words) and ``kafka_release`` (what the znodes tell of the brokers' release: ``ReleaseEvidence.to_dict``, or null)
 were added later within version 2: readers that do not know them ignore them, and files without them read as
-none found. They are not among ``HEADER_FIELDS``, which readers compare to tell two snapshots apart.
+none found. So were ``backend``, ``broker_release`` and ``metadata_version``, written only for a cluster read
+through the Admin protocol (absent: read through ZooKeeper). They are not among ``HEADER_FIELDS``, which readers compare to tell two snapshots apart.
 
 and each topic row carries the header's ``taken_at``, which ties it to its header:
 
@@ -35,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from topic_operator.kafka.cluster_release import ReleaseEvidence
-from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
+from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 
 __all__ = [
     "ADDED_HEADER_FIELDS",
@@ -88,7 +90,28 @@ def _header_row(cluster: str, state: ClusterState, taken_at: str) -> dict[str, A
         "kraft_migration": state.kraft_migration,
         "kraft_migration_stage": state.kraft_migration_stage,
         "kafka_release": state.release_evidence.to_dict() if state.release_evidence is not None else None,
+        **_admin_fields(state),
     }
+
+
+def _admin_fields(state: ClusterState) -> dict[str, Any]:
+    """What a read through the Admin protocol adds to the header: the backend, and the release and metadata
+    version the brokers report. Absent for a ZooKeeper read, so that its snapshots stay as they were."""
+    if state.backend is Backend.ZOOKEEPER:
+        return {}
+    release = state.broker_release
+    return {
+        "backend": state.backend.value,
+        "broker_release": f"{release[0]}.{release[1]}" if release is not None else None,
+        "metadata_version": state.metadata_version,
+    }
+
+
+def _broker_release(text: object) -> tuple[int, int] | None:
+    if not isinstance(text, str) or text.count(".") != 1:
+        return None
+    major, minor = text.split(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
 
 
 def _topic_row(cluster: str, topic: TopicState, taken_at: str) -> dict[str, Any]:
@@ -178,6 +201,9 @@ def cluster_from_rows(header: Mapping[str, Any], topic_rows: Iterable[Mapping[st
         kraft_migration=header.get("kraft_migration"),
         kraft_migration_stage=header.get("kraft_migration_stage"),
         release_evidence=_release_evidence(header.get("kafka_release")),
+        backend=Backend(header.get("backend", Backend.ZOOKEEPER.value)),
+        broker_release=_broker_release(header.get("broker_release")),
+        metadata_version=header.get("metadata_version"),
     )
 
 

@@ -133,6 +133,26 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         assert "apply: nothing to change" in again.stdout
         assert _kto("plan", "-f", str(grown)).returncode == 0
 
+        # a snapshot through the brokers says how it was read, and plans as the live cluster does
+        snapshot = tmp_path / "snapshot.jsonl"
+        taken = _kto(
+            "snapshot",
+            "--bootstrap-server",
+            kraft.bootstrap_servers,
+            "--cluster",
+            "kraft",
+            "-o",
+            str(snapshot),
+        )
+        assert taken.returncode == 0, taken.stderr
+        header = json.loads(snapshot.read_text().splitlines()[0])
+        assert (header["backend"], header["broker_release"], header["metadata_version"]) == (
+            "kraft",
+            "3.9",
+            "3.9-IV0",
+        )
+        assert _kto("plan", "-f", str(grown), "--snapshot", str(snapshot)).returncode == 0
+
         # a decrease refused in Kafka's words, and nothing written
         shrunk = declare(partitions=4, replicas=3, config={"retention.ms": "7200000"})
         refused = _kto("apply", "-f", str(shrunk), "--yes")

@@ -51,7 +51,7 @@ def test_every_release_line_is_a_kafka_version(tmp_path: Path, version: tuple[in
     assert manifests.clusters[0].kafka_version == version
 
 
-@pytest.mark.parametrize("text", ["2.9", "4.0", "1.1", "3.10", "3"])
+@pytest.mark.parametrize("text", ["2.9", "4.2", "1.1", "3.10", "3"])
 def test_other_versions_are_refused_naming_the_lines(tmp_path: Path, text: str) -> None:
     manifests = load_manifests([write(tmp_path, cluster_yaml(text))])
     assert [e.field_path for e in manifests.errors] == ["spec.kafkaVersion"]
@@ -59,6 +59,20 @@ def test_other_versions_are_refused_naming_the_lines(tmp_path: Path, text: str) 
     assert "3.9" in str(manifests.errors[0])
     with pytest.raises(UnknownKafkaVersionError, match=r"one of 2\.0, 2\.1, .*, 3\.9$"):
         parse_kafka_version(text)
+
+
+@pytest.mark.parametrize("text", ["4.0", "4.1"])
+def test_kafka_4_is_a_kraft_cluster_s_release_only(tmp_path: Path, text: str) -> None:
+    zookeeper = load_manifests([write(tmp_path, cluster_yaml(text))])
+    assert [e.field_path for e in zookeeper.errors] == ["spec.kafkaVersion"]
+    assert f"Kafka {text} runs only in KRaft mode and has no ZooKeeper" in str(zookeeper.errors[0])
+    kraft = cluster_yaml(text).replace(
+        "zookeeper: {connect: '127.0.0.1:2181/kafka'}", "bootstrapServers: 'b:9092'"
+    )
+    brokers = load_manifests([write(tmp_path, kraft)])
+    assert brokers.errors == ()
+    assert brokers.clusters[0].kafka_version == parse_kafka_version(text, kraft=True)
+    assert brokers.clusters[0].bootstrap_servers == "b:9092"
 
 
 def test_a_topics_config_is_checked_with_its_clusters_line(tmp_path: Path) -> None:
@@ -120,7 +134,25 @@ def test_kto_refuses_an_unknown_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit) as exited:
         kto(capsys, "validate", "--kafka-version", "2.9", str(write(tmp_path, TOPIC)))
     assert exited.value.code == 2
-    assert "'2.9' is not a ZooKeeper-mode Kafka release line" in capsys.readouterr().err
+    assert "'2.9' is not a Kafka release line kafka-topic-operator knows" in capsys.readouterr().err
+
+
+def test_kto_refuses_kafka_4_through_zookeeper(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = kto(
+        capsys,
+        "plan",
+        "-f",
+        str(write(tmp_path, TOPIC)),
+        "--kafka-version",
+        "4.0",
+        "--zookeeper",
+        "127.0.0.1:1",
+    )
+    assert code == 1
+    assert (
+        "Kafka 4.0 runs only in KRaft mode and has no ZooKeeper: reach cluster main through --bootstrap-server"
+        in err
+    )
 
 
 def test_kto_plan_refuses_a_line_contradicting_the_kafkacluster(

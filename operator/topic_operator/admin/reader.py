@@ -1,7 +1,8 @@
 """A cluster read through the Admin protocol into the engine's ``ClusterState``, so the planner sees a KRaft
 cluster as it sees a ZooKeeper one.
 
-Four requests make a whole read, whatever the number of topics: DescribeCluster (the brokers and their racks;
+Four requests make a whole read, whatever the number of topics (and, once per connection, each broker's
+ApiVersions and the finalized features, for its release): DescribeCluster (the brokers and their racks;
 fenced brokers are left out, as a ZooKeeper-mode controller leaves out brokers not registered), Metadata (every
 topic's id and replicas, with each partition's leader and ISR), one DescribeConfigs for every topic, and
 ListPartitionReassignments. A topic's config is its topic-level overrides only (``DYNAMIC_TOPIC_CONFIG``): a broker
@@ -19,7 +20,8 @@ import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
-from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
+from topic_operator.admin.release import broker_release, metadata_version
+from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 
 __all__ = ["TOPIC_OVERRIDE_SOURCE", "read_cluster"]
 
@@ -70,6 +72,9 @@ def read_cluster(
         topics=states,
         controller=int(controller) if controller is not None and int(controller) >= 0 else None,
         unreadable_topics=unreadable,
+        backend=Backend.KRAFT,
+        broker_release=broker_release(admin, sorted(brokers)),
+        metadata_version=metadata_version(admin),
     )
 
 

@@ -62,11 +62,12 @@ def _deadline(text: str) -> float:
 
 
 def _kafka_version(text: str) -> tuple[int, int]:
-    """``--kafka-version``: a release line kto knows, "2.0" to "3.9"."""
+    """``--kafka-version``: a release line kto knows, "2.0" to "3.9", or "4.0" and "4.1" for a cluster reached
+    through its brokers (refused with ``--zookeeper`` by ``_declared``)."""
     from topic_operator.kafka.releases import UnknownKafkaVersionError, parse_kafka_version
 
     try:
-        return parse_kafka_version(text)
+        return parse_kafka_version(text, kraft=True)
     except UnknownKafkaVersionError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -79,7 +80,8 @@ def _version_text(version: tuple[int, int] | None) -> tuple[str, ...]:
 def _add_kafka_version_option(command: argparse.ArgumentParser, what: str, *, default: bool = True) -> None:
     note = " (default 3.4)" if default else ""
     command.add_argument("--kafka-version", type=_kafka_version, metavar="X.Y",
-                         help=f"the brokers' Kafka release line, 2.0 to 3.9, {what}{note}")  # fmt: skip
+                         help=f"the brokers' Kafka release line, 2.0 to 3.9 (4.0 and 4.1 through --bootstrap-server), "
+                         f"{what}{note}")  # fmt: skip
 
 
 @contextmanager
@@ -144,7 +146,7 @@ def _declared(
     ``needs_zookeeper`` for. When no cluster can be chosen, the manifest errors are printed before the reason,
     since they are usually why (a missing file, a KafkaCluster declared twice).
     """
-    from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, format_version
+    from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KRAFT_ONLY_VERSIONS, format_version
     from topic_operator.manifests.loader import load_manifests
 
     fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
@@ -182,6 +184,11 @@ def _declared(
     except UsageError:
         _print_errors(errors, sys.stderr)
         raise
+    if not brokers and cluster.kafka_version in KRAFT_ONLY_VERSIONS:
+        raise UsageError(
+            f"Kafka {format_version(cluster.kafka_version)} runs only in KRaft mode and has no ZooKeeper: reach "
+            f"cluster {name} through --bootstrap-server"
+        )
     reached = replace(cluster, zookeeper_connect=connect if not brokers else "", bootstrap_servers=brokers)
     return reached, list(manifests.topics_of(name)), errors
 
@@ -242,6 +249,16 @@ def _warn_about(
         print(f"warning: {warning}", file=sys.stderr)
     if state.kraft_migration is not None and state.kraft_migration_stage is not None:
         print(f"note: the migration to KRaft: {state.kraft_migration_stage}", file=sys.stderr)
+    if state.broker_release is not None and declared is not None and state.broker_release != declared:
+        from topic_operator.kafka.releases import format_version
+
+        print(
+            f"warning: cluster {cluster}: its brokers answer as Kafka {format_version(state.broker_release)} "
+            f"(ApiVersions), not the {format_version(declared)} declared: topic configs are judged as "
+            f"{format_version(declared)}; declare kafkaVersion {format_version(state.broker_release)} to judge "
+            "them as the brokers do",
+            file=sys.stderr,
+        )
 
 
 # -- plan / apply ---------------------------------------------------------------------------------------------

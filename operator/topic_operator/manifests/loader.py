@@ -35,8 +35,9 @@ from topic_operator.kafka.broker_settings import BrokerSettings, broker_setting_
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.java_lang import LONG_MAX
 from topic_operator.kafka.releases import (
+    ALL_KAFKA_VERSIONS,
     DEFAULT_KAFKA_VERSION,
-    KAFKA_VERSIONS,
+    KRAFT_ONLY_VERSIONS,
     KafkaVersion,
     format_version,
 )
@@ -660,7 +661,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
     allow_delete = spec.get("allowDelete", False)
     reassignment = _reassignment(spec.get("reassignment", {}))
     broker_settings = _broker_settings(document, spec.get("brokerConfig", {}))
-    known = {format_version(v): v for v in KAFKA_VERSIONS}
+    known = {format_version(v): v for v in ALL_KAFKA_VERSIONS}
     if (
         not isinstance(name, str)
         or not isinstance(connect, str)
@@ -677,6 +678,13 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         return _Cluster(document, None)  # the schema check explains what is wrong
     if connect and (connect_problem := connect_string_problem(connect)) is not None:
         document.error("spec.zookeeper.connect", connect, connect_problem)
+    if known[version] in KRAFT_ONLY_VERSIONS and connect:
+        document.error(
+            "spec.kafkaVersion",
+            version,
+            f"Kafka {version} runs only in KRaft mode and has no ZooKeeper: reach it through bootstrapServers, "
+            "without zookeeper",
+        )
     settings = ClusterSpec(
         name=name,
         zookeeper_connect=connect,

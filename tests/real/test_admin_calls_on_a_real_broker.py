@@ -1,0 +1,105 @@
+"""Every kafka-python 3.0 call the Admin-protocol store relies on, made against real Kafka 3.9 KRaft brokers, with
+the answer's shape the product reads: the reason kafka-python is the client (the only Python client with all of
+them: reassignments, features, per-broker ApiVersions, topic ids, incremental configs; ``kraft.md`` §1)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from kafka import TopicPartition
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+
+from harness.kraft_cluster import KRaftCluster
+from harness.waiting import eventually
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.connection import connected
+from topic_operator.admin.reader import TOPIC_OVERRIDE_SOURCE
+from topic_operator.admin.release import broker_release, metadata_version
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
+    settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
+    one, two = f"calls-{uuid.uuid4().hex[:6]}", f"calls-{uuid.uuid4().hex[:6]}"
+    with connected(settings, deadline=30) as admin:
+        # DescribeCluster: the brokers and their racks (fenced ones are not listed), the cluster id
+        cluster = admin.describe_cluster()
+        assert cluster["cluster_id"] == kraft.cluster_id
+        assert sorted((b["broker_id"], b["rack"]) for b in cluster["brokers"]) == [
+            (1, "a"),
+            (2, "b"),
+            (3, "c"),
+        ]
+
+        # ApiVersions per broker and DescribeFeatures: the release and metadata.version
+        assert broker_release(admin, [1, 2, 3]) == (3, 9)
+        assert metadata_version(admin) == "3.9-IV0"
+
+        # CreateTopics with explicit assignments: validate_only writes nothing, and a real create answers the id
+        request = {
+            one: {"num_partitions": -1, "replication_factor": -1, "assignments": {0: [3, 1], 1: [1, 2]},
+                  "configs": {"retention.ms": "60000"}},
+            two: {"num_partitions": -1, "replication_factor": -1, "assignments": {0: [2]}},
+        }  # fmt: skip
+        checked = admin.create_topics(request, validate_only=True, raise_errors=False)
+        assert [t["error_code"] for t in checked["topics"]] == [0, 0]
+        assert one not in admin.list_topics()
+        created = admin.create_topics(request, raise_errors=False)
+        ids = {t["name"]: t["topic_id"] for t in created["topics"]}
+        assert all(ids.values())
+
+        # Metadata (DescribeTopics): the same ids, replicas in the order given, leaders and ISRs
+        def described() -> dict[str, dict[int, list[int]]]:
+            found = {t["name"]: t for t in admin.describe_topics([one, two])}
+            assert str(found[one]["topic_id"]) == str(ids[one])
+            return {
+                n: {p["partition_index"]: p["replica_nodes"] for p in t["partitions"]}
+                for n, t in found.items()
+            }
+
+        assert eventually(described, timeout=30, what="the new topics in the metadata") == {
+            one: {0: [3, 1], 1: [1, 2]},
+            two: {0: [2]},
+        }
+
+        # CreatePartitions with the new partitions' assignments
+        grown = admin.create_partitions({one: {"count": 3, "assignments": [[2, 3]]}}, raise_errors=False)
+        assert [r.error_code for r in grown.results] == [0]
+
+        # DescribeConfigs: a topic's own override is DYNAMIC_TOPIC_CONFIG; defaults are another source
+        configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, one)])["topic"][one]
+        assert configs["retention.ms"]["config_source"] == TOPIC_OVERRIDE_SOURCE
+        assert all(
+            v["config_source"] != TOPIC_OVERRIDE_SOURCE for k, v in configs.items() if k != "retention.ms"
+        )
+
+        # IncrementalAlterConfigs: SET and DELETE for two topics in one request
+        answered = admin.alter_configs(
+            [
+                ConfigResource(ConfigResourceType.TOPIC, one, configs={"retention.ms": (AlterConfigOp.DELETE, None),
+                                                                     "cleanup.policy": (AlterConfigOp.SET, "compact")}),
+                ConfigResource(ConfigResourceType.TOPIC, two, configs={"segment.ms": (AlterConfigOp.SET, "3600000")}),
+            ],
+            raise_on_unknown=False,
+            incremental=True,
+        )  # fmt: skip
+        assert answered == {"topic": {one: "OK", two: "OK"}}
+        after = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, one)])["topic"][one]
+        assert {k: v["value"] for k, v in after.items() if v["config_source"] == TOPIC_OVERRIDE_SOURCE} == {
+            "cleanup.policy": "compact"
+        }
+
+        # AlterPartitionReassignments, followed by ListPartitionReassignments until the controller is done
+        moved = admin.alter_partition_reassignments({TopicPartition(two, 0): [2, 3, 1]})
+        assert moved == {TopicPartition(two, 0): None}
+        eventually(
+            lambda: admin.list_partition_reassignments() == {}, timeout=60, what="the reassignment done"
+        )
+        assert described()[two] == {0: [2, 3, 1]}
+
+        # DeleteTopics
+        deleted = admin.delete_topics([one, two], raise_errors=False)
+        assert sorted((t["name"], t["error_code"]) for t in deleted["topics"]) == sorted([(one, 0), (two, 0)])
+        eventually(lambda: not {one, two} & set(admin.list_topics()), timeout=30, what="the topics gone")
