@@ -312,4 +312,4 @@ def wait_for_view(
     deadline = time.monotonic() + 5
     while not check(handle.state()):
         assert time.monotonic() < deadline, "the watches never reported the change"
-        handle.watched.wait_for_change(0.1)
+        handle.link.watched.wait_for_change(0.1)

@@ -131,12 +131,12 @@ def test_a_change_of_the_reassignment_policy_alone_keeps_the_session(
         before = world.ctx.clusters.get(("team-a", "main"))
         assert before is not None
         assert before.spec.reassignment == ReassignmentPolicy()
-        client, reconciler = before.client, before.reconciler
+        client, reconciler = before.link.client, before.reconciler
         world.edit(body, reassignment={"enabled": True, "throttleBytesPerSecond": 10485760})
         await world.cluster_changed(body)
         after = world.ctx.clusters.get(("team-a", "main"))
         assert after is before
-        assert after.client is client
+        assert after.link.client is client
         assert after.spec.reassignment == ReassignmentPolicy(True, 10485760)
         assert after.reconciler is not reconciler
 

@@ -68,16 +68,20 @@ def ssl_context_of(settings: AdminSettings) -> ssl.SSLContext | None:
     return context
 
 
-def open_admin(settings: AdminSettings, *, deadline: float) -> KafkaAdminClient:
-    """A client whose bootstrap succeeded within ``deadline`` seconds (else ``BrokersUnavailableError`` and the
-    others of ``admin.errors``, with the reason kafka-python gave for the last failed attempt)."""
+def open_admin(
+    settings: AdminSettings, *, deadline: float, bootstrap_timeout: float | None = None
+) -> KafkaAdminClient:
+    """A client whose bootstrap succeeded within ``bootstrap_timeout`` seconds (default: ``deadline``), each of
+    whose requests waits at most ``deadline`` (else ``BrokersUnavailableError`` and the others of
+    ``admin.errors``, with the reason kafka-python gave for the last failed attempt)."""
     milliseconds = max(int(deadline * 1000), 1)
+    bootstrap = bootstrap_timeout if bootstrap_timeout is not None else deadline
     options: dict[str, Any] = {
         "bootstrap_servers": list(settings.bootstrap_servers),
         "client_id": settings.client_id,
         "security_protocol": settings.security_protocol,
         "request_timeout_ms": milliseconds,
-        "bootstrap_timeout_ms": milliseconds,
+        "bootstrap_timeout_ms": max(int(bootstrap * 1000), 1),
         "reconnect_backoff_max_ms": 1000,
     }
     context = ssl_context_of(settings)
@@ -94,7 +98,7 @@ def open_admin(settings: AdminSettings, *, deadline: float) -> KafkaAdminClient:
     manager = logging.getLogger("kafka.net.manager")
     manager.addHandler(failures)
     try:
-        with reaching(settings, deadline, failures.telling):
+        with reaching(settings, bootstrap, failures.telling):
             return KafkaAdminClient(**options)
     finally:
         manager.removeHandler(failures)
@@ -216,6 +220,6 @@ def _quiet_kafka_logs() -> None:
     ``admin.errors`` message, so its records go to no handler of the application's unless it set one up on the
     ``kafka`` logger (records are still made: ``_BootstrapFailures`` reads the reasons from them)."""
     logger = logging.getLogger("kafka")
-    if not logger.handlers and logger.propagate:
-        logger.addHandler(logging.NullHandler())
+    if logger.propagate and all(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        # kafka-python adds a NullHandler of its own on import: that is not the application asking for its lines
         logger.propagate = False

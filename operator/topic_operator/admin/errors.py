@@ -36,3 +36,7 @@ class BrokersRefusedCredentialsError(AdminClientError):
 
 class BrokersTlsError(AdminClientError):
     """The TLS handshake failed: a certificate not trusted, a host name that does not match, a protocol mismatch."""
+
+
+class WriteFencedError(AdminClientError, ClusterUnavailableError):
+    """This process may no longer write: it is not sure any more that it holds the operator's leader lease."""

@@ -2,32 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import contextlib
+from collections.abc import Callable, Collection, Sequence
 
 from kafka.admin import KafkaAdminClient
 
 from topic_operator.admin.client_settings import AdminSettings
-from topic_operator.admin.connection import reaching
+from topic_operator.admin.connection import open_admin, reaching
 from topic_operator.admin.reader import read_cluster
 from topic_operator.admin.writer import AdminWriter
 from topic_operator.cluster_store import DEFAULT_DEADLINE, Backend, Patience, WriteResult
 from topic_operator.model import ClusterState
 from topic_operator.plan import Action
 
-__all__ = ["AdminStore"]
+__all__ = ["AdminStore", "open_store"]
 
 
 class AdminStore:
     """``admin`` (bootstrapped from ``settings``): reads in four requests, writes one request of each kind per
-    batch. ``deadline`` bounds every request: it is the client's request time-out (``connection.open_admin``)."""
+    batch. ``deadline`` bounds every request: it is the client's request time-out (``connection.open_admin``).
+    ``may_write`` is asked before each write request (the operator's leader lease)."""
 
     def __init__(
-        self, admin: KafkaAdminClient, settings: AdminSettings, *, deadline: float = DEFAULT_DEADLINE
+        self,
+        admin: KafkaAdminClient,
+        settings: AdminSettings,
+        *,
+        deadline: float = DEFAULT_DEADLINE,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self.admin = admin
         self.settings = settings
         self.deadline = deadline
-        self.writer = AdminWriter(admin, settings, timeout=deadline)
+        self.writer = AdminWriter(admin, settings, timeout=deadline, may_write=may_write)
 
     @property
     def backend(self) -> Backend:
@@ -43,7 +50,25 @@ class AdminStore:
         with reaching(self.settings, self.deadline):
             return read_cluster(self.admin, partition_states=partition_states, topics=topics)
 
+    def close(self) -> None:
+        """Close the client (bounded: kafka-python stops its I/O thread)."""
+        with contextlib.suppress(Exception):
+            self.admin.close()
+
     def apply_all(
         self, actions: Sequence[Action], *, deadline: float | Patience | None = None
     ) -> list[WriteResult]:
         return self.writer.apply_all(actions)
+
+
+def open_store(
+    settings: AdminSettings,
+    *,
+    deadline: float,
+    bootstrap_timeout: float | None = None,
+    may_write: Callable[[], bool] | None = None,
+) -> AdminStore:
+    """A store on a client whose bootstrap succeeded within ``bootstrap_timeout`` (default: ``deadline``; else
+    ``admin.errors``)."""
+    admin = open_admin(settings, deadline=deadline, bootstrap_timeout=bootstrap_timeout)
+    return AdminStore(admin, settings, deadline=deadline, may_write=may_write)

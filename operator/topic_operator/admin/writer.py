@@ -23,6 +23,7 @@ action in it: the next read finds out.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, Kafka
 
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import reaching
-from topic_operator.admin.errors import AdminClientError
+from topic_operator.admin.errors import AdminClientError, WriteFencedError
 from topic_operator.cluster_store import Outcome, WriteResult
 from topic_operator.kafka.errors import KafkaError, error_for_code
 from topic_operator.kafka.reassignment import BROKER_THROTTLE_RATES
@@ -49,6 +50,9 @@ _ANSWER = re.compile(r"^\[Error (?P<code>-?\d+)\] (?P<name>\w+): ?(?P<message>.*
 
 ConfigOperations = dict[str, tuple[AlterConfigOp, str | None]]
 
+METADATA_WAIT = 15.0
+"""The most seconds a batch waits for the metadata to show what it created."""
+
 
 def config_operations(previous: Mapping[str, str], wanted: Mapping[str, str]) -> ConfigOperations:
     """IncrementalAlterConfigs' operations from ``previous`` to ``wanted``: SET what differs, DELETE what goes."""
@@ -61,13 +65,22 @@ def config_operations(previous: Mapping[str, str], wanted: Mapping[str, str]) ->
 
 class AdminWriter:
     """Writes actions through ``admin``; ``timeout`` is the seconds the brokers may take to carry out a request
-    (CreateTopics' and CreatePartitions' own ``timeout_ms``)."""
+    (CreateTopics' and CreatePartitions' own ``timeout_ms``). ``may_write`` is asked before each request (the
+    operator's leader lease): once it says no, nothing more is sent and the rest is NOT_WRITTEN."""
 
-    def __init__(self, admin: KafkaAdminClient, settings: AdminSettings, *, timeout: float) -> None:
+    def __init__(
+        self,
+        admin: KafkaAdminClient,
+        settings: AdminSettings,
+        *,
+        timeout: float,
+        may_write: Callable[[], bool] | None = None,
+    ) -> None:
         self._admin = admin
         self._settings = settings
         self._timeout_ms = max(int(timeout * 1000), 1)
         self._timeout = timeout
+        self._may_write = may_write
 
     def apply_all(self, actions: Sequence[Action]) -> list[WriteResult]:
         """Every action's outcome, in the order given."""
@@ -82,7 +95,36 @@ class AdminWriter:
         self._batch(results, alters, self._alter)
         self._batch(results, moves, self._reassign)
         self._batch(results, deletes, self._delete)
+        expected = {a.topic: len(a.assignment) for i, a in creates if results[i].outcome is Outcome.APPLIED}
+        expected |= {
+            a.topic: len(a.existing) + len(a.new_partitions)
+            for i, a in grows
+            if results[i].outcome is Outcome.APPLIED
+        }
+        self._await_metadata(expected)
         return [results[i] for i in range(len(actions))]
+
+    def _await_metadata(self, partitions: Mapping[str, int]) -> None:
+        """Until the brokers' metadata shows the topics created and grown with their partitions (it can lag the
+        controller's answer, ``kraft.md`` §5.7), so that the read after a write sees it; at most
+        ``METADATA_WAIT`` seconds, after which the next read catches up."""
+        if not partitions:
+            return
+        give_up = time.monotonic() + min(self._timeout, METADATA_WAIT)
+        pending = dict(partitions)
+        while pending and time.monotonic() < give_up:
+            try:
+                with reaching(self._settings, self._timeout):
+                    described = self._admin.describe_topics(sorted(pending))
+            except AdminClientError:
+                return
+            for topic in described:
+                if topic.get("error_code", 0) == 0 and len(topic.get("partitions", ())) >= pending.get(
+                    topic["name"], 0
+                ):
+                    pending.pop(topic["name"], None)
+            if pending:
+                time.sleep(0.05)
 
     def _batch(
         self,
@@ -94,6 +136,14 @@ class AdminWriter:
         if not batch:
             return
         actions = [action for _, action in batch]
+        if self._may_write is not None and not self._may_write():
+            fenced = WriteFencedError(
+                "this replica may no longer write: it is not sure any more that it holds the operator's lease; "
+                "nothing was sent"
+            )
+            for index, action in batch:
+                results[index] = WriteResult(action, Outcome.NOT_WRITTEN, fenced)
+            return
         try:
             with reaching(self._settings, self._timeout):
                 answered = send(actions)

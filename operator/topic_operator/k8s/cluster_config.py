@@ -1,4 +1,5 @@
-"""A KafkaCluster and its Secrets -> ``ZooKeeperSettings``: credentials and TLS material, checked and fingerprinted.
+"""A KafkaCluster and its Secrets -> ``ZooKeeperSettings`` (its ZooKeeper) or ``AdminSettings`` (its brokers,
+``bootstrapServers`` with ``tls`` and ``sasl``): credentials and TLS material, checked and fingerprinted.
 
 Secrets are read by the caller (through the injectable ``KubernetesApi``) and passed in as plain Secret bodies, so
 this module needs no API server to test. TLS material is written to files (kazoo reads certificates from paths)
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from topic_operator.admin.client_settings import AdminSettings, parse_bootstrap_servers
+from topic_operator.admin.errors import AdminSettingsError
 from topic_operator.k8s.conditions import Reason
 from topic_operator.zookeeper.connection import (
     ConnectStringError,
@@ -30,7 +33,14 @@ from topic_operator.zookeeper.connection import (
     ZooKeeperSettings,
 )
 
-__all__ = ["ClusterConfig", "ClusterConfigError", "cluster_config", "secret_names", "secret_value"]
+__all__ = [
+    "ClusterConfig",
+    "ClusterConfigError",
+    "cluster_config",
+    "reaches_brokers",
+    "secret_names",
+    "secret_value",
+]
 
 
 class ClusterConfigError(Exception):
@@ -43,7 +53,8 @@ class ClusterConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
-    settings: ZooKeeperSettings
+    settings: ZooKeeperSettings | AdminSettings
+    """How the cluster is reached: its ZooKeeper, or (declared with ``bootstrapServers`` alone) its brokers."""
     fingerprint: str
     """Changes exactly when a new session is needed."""
 
@@ -54,14 +65,27 @@ def _zookeeper(body: Mapping[str, Any]) -> Mapping[str, Any]:
     return zookeeper if isinstance(zookeeper, Mapping) else {}
 
 
+def _spec(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = body.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def reaches_brokers(body: Mapping[str, Any]) -> bool:
+    """Whether the KafkaCluster is reached through its brokers: ``bootstrapServers`` without ``zookeeper`` (with
+    both, today's ZooKeeper path is kept: which one writes during a migration is decided by the stage)."""
+    spec = _spec(body)
+    return bool(spec.get("bootstrapServers")) and not _zookeeper(body)
+
+
 def secret_names(body: Mapping[str, Any]) -> list[str]:
     """The Secrets (same namespace) a KafkaCluster refers to, TLS first, without duplicates."""
     zookeeper = _zookeeper(body)
-    names = [
-        section.get("secretName")
-        for section in (zookeeper.get("tls"), zookeeper.get("auth"))
-        if isinstance(section, Mapping)
-    ]
+    sections = (
+        (_spec(body).get("tls"), _spec(body).get("sasl"))
+        if reaches_brokers(body)
+        else (zookeeper.get("tls"), zookeeper.get("auth"))
+    )
+    names = [section.get("secretName") for section in sections if isinstance(section, Mapping)]
     return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
 
 
@@ -115,6 +139,8 @@ def cluster_config(
     (None: not found)."""
     metadata = body.get("metadata") or {}
     namespace, name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+    if reaches_brokers(body):
+        return _brokers_config(body, secrets, material_dir / namespace / name, namespace)
     zookeeper = _zookeeper(body)
     connect = zookeeper.get("connect")
     if not isinstance(connect, str) or not connect:
@@ -165,4 +191,61 @@ def cluster_config(
         )
     except (ConnectStringError, ValueError) as error:
         raise ClusterConfigError(str(error)) from None
+    return ClusterConfig(settings, digest.hexdigest())
+
+
+def _brokers_config(
+    body: Mapping[str, Any], secrets: Mapping[str, Mapping[str, Any] | None], directory: Path, namespace: str
+) -> ClusterConfig:
+    """``AdminSettings`` from ``bootstrapServers``, ``tls`` (CA, and a client pair for mutual TLS) and ``sasl``
+    (PLAIN or SCRAM, user and password from the Secret): SASL_SSL with both, SSL or SASL_PLAINTEXT with one."""
+    spec = _spec(body)
+    servers = str(spec.get("bootstrapServers", ""))
+    try:
+        bootstrap = parse_bootstrap_servers(servers, where="spec.bootstrapServers")
+    except AdminSettingsError as error:
+        raise ClusterConfigError(str(error)) from None
+    digest = hashlib.sha256(f"brokers\0{servers}".encode())
+    sasl, tls = spec.get("sasl"), spec.get("tls")
+    mechanism = username = password = None
+    if isinstance(sasl, Mapping):
+        secret_name = str(sasl.get("secretName"))
+        secret = _secret(secrets, secret_name, namespace)
+        mechanism = str(sasl.get("mechanism"))
+        username = _required(secret, secret_name, str(sasl.get("usernameKey", "username")))
+        password = _required(secret, secret_name, str(sasl.get("passwordKey", "password")))
+        digest.update(f"\0{mechanism}\0{username}\0{password}".encode())
+    files: dict[str, Path] = {}
+    verify = True
+    if isinstance(tls, Mapping):
+        secret_name = str(tls.get("secretName"))
+        secret = _secret(secrets, secret_name, namespace)
+        for role, key_field, default in (("ca", "caKey", "ca.crt"), ("cert", "certKey", "tls.crt"), ("key", "keyKey", "tls.key")):  # fmt: skip
+            content = secret_value(secret, str(tls.get(key_field, default)))
+            if content is not None:
+                files[role] = _write_private(directory, f"brokers-{role}.pem", content)
+                digest.update(b"\0" + role.encode() + b"\0" + content)
+        if ("cert" in files) != ("key" in files):
+            raise ClusterConfigError(
+                f"Secret {secret_name} holds only half of a client certificate pair (certKey and keyKey go together)",
+                Reason.SECRET_MISSING,
+            )
+        verify = tls.get("verifyHostname", True) is not False
+        digest.update(b"\0verify" if verify else b"\0no-verify")
+    protocol = {(True, True): "SASL_SSL", (True, False): "SSL", (False, True): "SASL_PLAINTEXT"}.get(
+        (isinstance(tls, Mapping), isinstance(sasl, Mapping)), "PLAINTEXT"
+    )
+    metadata = body.get("metadata") or {}
+    settings = AdminSettings(
+        bootstrap_servers=bootstrap,
+        security_protocol=protocol,
+        sasl_mechanism=mechanism,
+        username=username,
+        password=password,
+        ca_file=str(files["ca"]) if "ca" in files else None,
+        certificate_file=str(files["cert"]) if "cert" in files else None,
+        key_file=str(files["key"]) if "key" in files else None,
+        check_hostname=verify,
+        client_id=f"kafka-topic-operator/{namespace}/{metadata.get('name', '')}",
+    )
     return ClusterConfig(settings, digest.hexdigest())

@@ -13,6 +13,13 @@ from typing import Any
 
 from kazoo.exceptions import KazooException
 
+from topic_operator.admin.errors import (
+    AdminClientError,
+    AdminSettingsError,
+    BrokersRefusedCredentialsError,
+    BrokersTlsError,
+)
+from topic_operator.cluster_store import ClusterUnavailableError
 from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
@@ -25,7 +32,6 @@ from topic_operator.zookeeper.errors import (
     ZooKeeperAuthError,
     ZooKeeperChrootMissingError,
     ZooKeeperError,
-    ZooKeeperUnavailableError,
 )
 
 __all__ = ["classify_failure", "connect_cluster", "forget_cluster", "reconcile_cluster"]
@@ -63,6 +69,10 @@ def classify_failure(error: Exception) -> tuple[Reason, str]:
     match error:
         case ClusterConfigError():
             return error.reason, "config"
+        case AdminSettingsError():
+            return Reason.INVALID, "config"
+        case BrokersRefusedCredentialsError() | BrokersTlsError():
+            return Reason.AUTH_FAILED, "auth"
         case ZooKeeperAuthError():
             return Reason.AUTH_FAILED, "auth"
         case ZooKeeperChrootMissingError():
@@ -87,11 +97,16 @@ async def reconcile_cluster(
         if (
             not handle.alive
         ):  # kazoo is reconnecting: reading would wait for it; the session keeper watches it
-            raise ZooKeeperUnavailableError(
-                f"the ZooKeeper connection to {handle.spec.zookeeper_connect} is lost; reconnecting"
-            )
+            raise ClusterUnavailableError(f"the connection to {handle.address} is lost; reconnecting")
         state = await handle.run(handle.state)
-    except (ClusterConfigError, ZooKeeperError, KazooException, ValueError) as error:
+    except (
+        ClusterConfigError,
+        ZooKeeperError,
+        AdminClientError,
+        ClusterUnavailableError,
+        KazooException,
+        ValueError,
+    ) as error:
         reason, kind = classify_failure(error)
         if kind != "config":
             ctx.metrics.zookeeper_errors.labels(label, kind).inc()
@@ -107,7 +122,7 @@ async def reconcile_cluster(
     unmanaged = sum(1 for topic in state.topics if topic not in declared_names)
     ctx.metrics.unmanaged_topics.labels(label).set(unmanaged)
     message = (
-        f"Connected to {handle.spec.zookeeper_connect}: cluster {state.cluster_id}, {len(state.brokers)} brokers, "
+        f"Connected to {handle.address}: cluster {state.cluster_id}, {len(state.brokers)} brokers, "
         f"{len(state.topics)} topics"
     )
     unreadable = len(state.unreadable_znodes) + len(state.unreadable_topics)

@@ -35,7 +35,7 @@ from topic_operator.k8s.claim_index import ClaimIndex
 from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
-from topic_operator.k8s.ownership import ClusterKey, claim_of, cluster_identity, declared_topics
+from topic_operator.k8s.ownership import ClusterKey, claim_of, declared_topics, spec_identity
 from topic_operator.k8s.persistence import STATUS_FIELD, configure_persistence
 from topic_operator.k8s.sessions import keep_session
 from topic_operator.k8s.settings import OperatorSettings
@@ -237,10 +237,14 @@ async def kto_cluster_identities(
     body: kopf.Body, memo: Any, namespace: str | None, name: str | None, **_: Any
 ) -> dict[ClusterKey, str]:
     _seen(memo, "kafkaclusters", body)
-    connect = mapping(mapping(body.get("spec")).get("zookeeper")).get("connect")
-    if not isinstance(connect, str) or namespace is None or name is None:
+    spec = mapping(body.get("spec"))
+    connect = mapping(spec.get("zookeeper")).get("connect")
+    servers = spec.get("bootstrapServers")
+    if not isinstance(connect, str):
+        connect = ""
+    if not (connect or isinstance(servers, str)) or namespace is None or name is None:
         return {}
-    return {(namespace, name): cluster_identity(connect)}
+    return {(namespace, name): spec_identity(connect, servers if isinstance(servers, str) else None)}
 
 
 # -- KafkaTopic -------------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ __all__ = [
     "creation_time",
     "declared_topics",
     "owner_of",
+    "spec_identity",
 ]
 
 ClusterKey = tuple[str, str]
@@ -132,6 +133,15 @@ def cluster_identity(connect: str) -> str:
     except ConnectStringError:
         return connect.strip()
     return ",".join(sorted({str(h).lower() for h in hosts})) + (chroot or "")
+
+
+def spec_identity(zookeeper_connect: str, bootstrap_servers: str | None) -> str:
+    """A KafkaCluster's identity: its normalised connect string, or, for a cluster reached only through its
+    brokers, its normalised bootstrap servers (``brokers:`` first, so that it never equals a connect string)."""
+    if zookeeper_connect or not bootstrap_servers:
+        return cluster_identity(zookeeper_connect)
+    servers = sorted({s.strip().lower() for s in bootstrap_servers.split(",") if s.strip()})
+    return "brokers:" + ",".join(servers)
 
 
 def competitors(

@@ -1,7 +1,8 @@
-"""One connected handle per KafkaCluster: its kazoo client, the watched cluster view, a Reconciler and a Batcher.
+"""One connected handle per KafkaCluster: its link (a kazoo client and the watched cluster view, or an Admin client
+on the brokers: ``cluster_links``), a Reconciler and a Batcher.
 
-The handle is the only place where the operator's asyncio world meets kazoo's threads: the batch function, the
-view's ``state()`` and connecting all block, so they run in a thread, never in kopf's event loop. Each cluster has a
+The handle is the only place where the operator's asyncio world meets the clients' threads: the batch function,
+the link's ``state()`` and connecting all block, so they run in a thread, never in kopf's event loop. Each cluster has a
 thread of its own (``ClusterHandle.run``): a cluster whose ZooKeeper hangs holds that thread only, never the
 threads the other clusters need, and its work runs in order. A KafkaCluster whose connection settings change (connect string, credentials, certificates:
 see ``ClusterConfig.fingerprint``) gets a new session; a change of policy alone (``allowDelete``, prefixes, Kafka
@@ -21,22 +22,19 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.protocol.states import KazooState
 
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.cluster_store import ClusterUnavailableError
 from topic_operator.k8s.batching import Batcher
 from topic_operator.k8s.cluster_config import ClusterConfig
+from topic_operator.k8s.cluster_links import ClusterLink, ZooKeeperLink, open_admin_link
 from topic_operator.k8s.metrics import Metrics
-from topic_operator.k8s.ownership import cluster_identity
+from topic_operator.k8s.ownership import spec_identity
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan
 from topic_operator.reconcile import Reconciler, TopicOutcome, TopicResult
-from topic_operator.zookeeper.bounded import client_gave_up
-from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
-from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
-from topic_operator.zookeeper.snapshot import read_cluster
-from topic_operator.zookeeper.watched import WatchedCluster
-from topic_operator.zookeeper.writer import ZooKeeperWriter
+from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]
 
@@ -87,11 +85,10 @@ class ClusterHandle:
         spec: ClusterSpec,
         body: Mapping[str, Any],
         config: ClusterConfig,
-        client: KazooClient,
+        link: ClusterLink,
         settings: OperatorSettings,
         metrics: Metrics,
         executor: ThreadPoolExecutor,
-        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self.key = key
         self.executor = executor
@@ -100,20 +97,14 @@ class ClusterHandle:
         self.spec = spec
         self.body = body
         self.fingerprint = config.fingerprint
-        self.identity = cluster_identity(spec.zookeeper_connect)
-        self.client = client
+        self.identity = spec_identity(spec.zookeeper_connect, spec.bootstrap_servers)
+        self.link = link
+        """Its ZooKeeper session and watched view, or its Admin client on the brokers."""
         self.deadline = settings.zk_deadline
-        """How long ZooKeeper may keep each step of a batch waiting (``KTO_ZK_DEADLINE``)."""
-        self.watched = WatchedCluster(client, deadline=self.deadline)
-        self.writer = ZooKeeperWriter(client, deadline=self.deadline, may_write=may_write)
-        self.reconciler = Reconciler(client, spec, deadline=self.deadline, writer=self.writer)
+        """How long the cluster may keep each step of a batch waiting (``KTO_ZK_DEADLINE``)."""
+        self.reconciler = Reconciler(link.store, spec, deadline=self.deadline)
         self.announced = False
         """Whether its Connected Event was posted: once per session, whoever connected it first."""
-        self.session_timeout = config.settings.session_timeout
-        self.disconnected_since: float | None = None
-        """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written
-        by kazoo's listener thread, read by the event loop: one float, replaced whole."""
-        client.add_listener(self._on_connection_state)
         self._metrics = metrics
         self.batcher: Batcher[TopicKey, TopicRequest, TopicReport] = Batcher(
             self.run_batch,
@@ -127,50 +118,33 @@ class ClusterHandle:
         )
 
     @property
-    def alive(self) -> bool:
-        """A ZooKeeper session is held right now (kazoo reconnects by itself during short outages, but never once
-        its connection thread has given up: such a handle is replaced by the cluster's session keeper)."""
-        return bool(self.client.connected) and not client_gave_up(self.client)
+    def address(self) -> str:
+        """What messages name the cluster by: its ZooKeeper connect string, or its bootstrap servers."""
+        return self.link.address
 
-    def _on_connection_state(self, state: str) -> None:
-        if state == KazooState.CONNECTED:
-            self.disconnected_since = None
-        elif self.disconnected_since is None:
-            self.disconnected_since = time.monotonic()
+    @property
+    def alive(self) -> bool:
+        """The link is up right now: a ZooKeeper session is held, or the brokers answered the last read."""
+        return self.link.alive
 
     def needs_new_session(self, now: float | None = None) -> str | None:
-        """Why this session must be replaced by a new client, or None while kazoo can still recover it.
-
-        kazoo will never reconnect once its connection thread has given up (retry policy spent, authentication
-        refused). And a client disconnected for longer than its session timeout has lost its session anyway
-        (the servers expired it), yet may never get back: a server restarted on a fresh data directory refuses
-        every client that has seen a later zxid than its own, and kazoo keeps offering the old one. A batch in
-        flight keeps its session until it ends: it rides out outages up to its deadline."""
-        if client_gave_up(self.client):
-            return f"kazoo gave up reconnecting ({self.client.client_state})"
-        since = self.disconnected_since
-        if since is None or self.client.connected:
-            return None
-        down = (time.monotonic() if now is None else now) - since
-        if down > self.session_timeout and self.batcher.running_for() == 0:
-            return (
-                f"disconnected for {down:.0f} s, longer than the session timeout ({self.session_timeout:g} s)"
-            )
-        return None
+        """Why this link must be replaced by a new one, or None while it can still recover by itself."""
+        busy = self.batcher.running_for() != 0
+        return self.link.needs_new_session(time.monotonic() if now is None else now, busy)
 
     def update_policy(self, spec: ClusterSpec, body: Mapping[str, Any]) -> None:
         """New policy, same session: the next batch plans with it."""
         self.spec, self.body = spec, body
-        self.reconciler = Reconciler(self.client, spec, deadline=self.deadline, writer=self.writer)
+        self.reconciler = Reconciler(self.link.store, spec, deadline=self.deadline)
 
     def check(self) -> ClusterState:
         """Blocking. Refuse a path that is not a Kafka cluster, then read (and watch) the whole cluster."""
-        ZooKeeperWriter(self.client, deadline=self.deadline).require_kafka_cluster()
-        return self.watched.state()
+        return self.link.check()
 
     def state(self) -> ClusterState:
-        """Blocking. The cluster as the watches last saw it; re-reads only what changed."""
-        return self.watched.state()
+        """Blocking. The cluster as the watches last saw it (re-reading only what changed), or as the brokers
+        describe it now."""
+        return self.link.state()
 
     def run_batch(self, items: Sequence[tuple[TopicKey, TopicRequest]]) -> dict[TopicKey, TopicReport]:
         """Blocking (a worker thread). One plan and one pipelined apply for every topic of the batch."""
@@ -178,9 +152,9 @@ class ClusterHandle:
         reconciler = self.reconciler
         desired = [request.spec for _, request in items if not request.deleting]
         deleting = [request.spec for _, request in items if request.deleting]
-        state = self.watched.state()
+        state = self.link.state()
         if deleting:  # never decide "already gone" from a view whose watches may lag: read those topics now
-            fresh = read_cluster(self.client, topics=[s.name for s in deleting], deadline=self.deadline)
+            fresh = self.link.read([s.name for s in deleting])
             state = _with_fresh(state, fresh, deleting)
         report = reconciler.apply(desired, deleting=deleting, state=state)
         results = {result.topic: result for result in report.results}
@@ -190,10 +164,8 @@ class ClusterHandle:
             written and report.interrupted is None
         ):  # the watches may lag: read what we wrote, for an exact status
             try:
-                after = _with_fresh(
-                    state, read_cluster(self.client, topics=written, deadline=self.deadline), written
-                )
-            except ZooKeeperUnavailableError as error:  # written all the same: the next reconcile reads it
+                after = _with_fresh(state, self.link.read(written), written)
+            except ClusterUnavailableError as error:  # written all the same: the next reconcile reads it
                 logger.warning(
                     "KafkaCluster %s: the batch's writes landed, re-reading them failed: %s",
                     self.label,
@@ -219,10 +191,9 @@ class ClusterHandle:
 
     async def close(self) -> None:
         await self.batcher.close()
-        self.client.remove_listener(self._on_connection_state)
-        self.watched.close()
+        self.link.stop_listening()
         # Not in the cluster's thread, which may be the stuck one; closing is bounded by the connection layer.
-        await asyncio.to_thread(close_client, self.client)
+        await asyncio.to_thread(self.link.close)
         self.executor.shutdown(wait=False, cancel_futures=True)
         self._metrics.connected.labels(self.label).set(0)
 
@@ -274,9 +245,7 @@ class ClusterRegistry:
         cluster cannot be reached or does not look like a Kafka cluster, leaving no handle behind."""
         async with self._locks.setdefault(key, asyncio.Lock()):
             if self.closed:
-                raise ZooKeeperUnavailableError(
-                    "the operator is stopping: no new ZooKeeper session is opened"
-                )
+                raise ClusterUnavailableError("the operator is stopping: no new session is opened")
             current = self._handles.get(key)
             if (
                 current is not None
@@ -290,27 +259,45 @@ class ClusterRegistry:
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kto-{key[0]}-{key[1]}")
             loop = asyncio.get_running_loop()
             try:
-                client = await loop.run_in_executor(executor, self._connect, config.settings)
+                link = await loop.run_in_executor(executor, self._link, spec, config)
             except BaseException:
                 executor.shutdown(wait=False)
                 raise
-            handle = ClusterHandle(
-                key, spec, body, config, client, self._settings, self._metrics, executor, self._may_write
-            )
+            handle = ClusterHandle(key, spec, body, config, link, self._settings, self._metrics, executor)
             try:
                 await handle.run(handle.check)
             except BaseException:
-                handle.watched.close()
-                await asyncio.to_thread(close_client, client)
+                link.stop_listening()
+                await asyncio.to_thread(link.close)
                 executor.shutdown(wait=False)
                 raise
             self._handles[key] = handle
             self._metrics.connected.labels(handle.label).set(1)
-            logger.info("connected to KafkaCluster %s at %s", handle.label, spec.zookeeper_connect)
+            logger.info("connected to KafkaCluster %s at %s", handle.label, handle.address)
         changed = self._condition()
         async with changed:
             changed.notify_all()
         return handle
+
+    def _link(self, spec: ClusterSpec, config: ClusterConfig) -> ClusterLink:
+        """Blocking. A new link to the cluster: a kazoo session, or an Admin client whose bootstrap succeeded."""
+        deadline = self._settings.zk_deadline
+        if isinstance(config.settings, AdminSettings):
+            return open_admin_link(
+                config.settings,
+                deadline=deadline,
+                bootstrap_timeout=self._settings.zk_connection_timeout,
+                may_write=self._may_write,
+                stopping=lambda: self.closed,
+            )
+        client = self._connect(config.settings)
+        return ZooKeeperLink(
+            client,
+            spec.zookeeper_connect,
+            deadline=deadline,
+            session_timeout=config.settings.session_timeout,
+            may_write=self._may_write,
+        )
 
     async def remove(self, key: ClusterKey) -> None:
         async with self._locks.setdefault(key, asyncio.Lock()):

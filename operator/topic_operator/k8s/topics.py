@@ -20,6 +20,8 @@ from typing import Any, Final
 
 from kazoo.exceptions import KazooException
 
+from topic_operator.admin.errors import AdminClientError
+from topic_operator.cluster_store import ClusterUnavailableError
 from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.census import topic_census
@@ -296,7 +298,13 @@ async def reconcile_topic(
     except QueueFullError as error:
         ctx.metrics.queue_overflows.labels(label).inc()
         return Verdict({}, "deferred", retry=str(error))
-    except (ZooKeeperError, KazooException, BatcherClosedError) as error:
+    except (
+        ZooKeeperError,
+        ClusterUnavailableError,
+        AdminClientError,
+        KazooException,
+        BatcherClosedError,
+    ) as error:
         ctx.metrics.zookeeper_errors.labels(label, "connection_lost").inc()
         message = f"KafkaCluster {cluster} failed during the reconcile ({error}); retrying"
         return _simple(
@@ -338,7 +346,13 @@ async def delete_topic(
             failure = f"KafkaCluster {cluster} gave no answer within {ctx.settings.stuck_after:g} s (a batch is stuck)"
         except QueueFullError as error:
             return DeletionVerdict(False, "deferred", retry=str(error))
-        except (ZooKeeperError, KazooException, BatcherClosedError) as error:
+        except (
+            ZooKeeperError,
+            ClusterUnavailableError,
+            AdminClientError,
+            KazooException,
+            BatcherClosedError,
+        ) as error:
             failure = f"KafkaCluster {cluster} failed during the deletion ({error})"
         else:
             return _deletion_outcome(report, topic)

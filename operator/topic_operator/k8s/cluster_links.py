@@ -1,0 +1,218 @@
+"""How a ``ClusterHandle`` reaches its Kafka cluster: a kazoo session with its watched view (ZooKeeper), or an
+Admin client on the brokers (a KRaft cluster). Both give the handle the engine's store, the cluster's state, a
+targeted read, whether the link is up, and when it must be replaced; everything else about a cluster (its thread,
+batches, policy, status) is the handle's and the same for both.
+
+All methods but ``alive`` block: the handle calls them in the cluster's own thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Collection
+from typing import Protocol
+
+from kazoo.client import KazooClient
+from kazoo.protocol.states import KazooState
+
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.store import AdminStore, open_store
+from topic_operator.cluster_store import ClusterStore, ClusterUnavailableError
+from topic_operator.model import ClusterState
+from topic_operator.zookeeper.bounded import client_gave_up
+from topic_operator.zookeeper.connection import close_client
+from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
+from topic_operator.zookeeper.watched import WatchedCluster
+from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+__all__ = ["AdminLink", "ClusterLink", "ZooKeeperLink", "open_admin_link"]
+
+
+class ClusterLink(Protocol):
+    store: ClusterStore
+    address: str
+    """What messages name the cluster by: its connect string, or its bootstrap servers."""
+
+    @property
+    def alive(self) -> bool: ...
+
+    def needs_new_session(self, now: float, busy: bool) -> str | None: ...
+
+    def check(self) -> ClusterState: ...
+
+    def state(self) -> ClusterState: ...
+
+    def read(self, topics: Collection[str]) -> ClusterState: ...
+
+    def stop_listening(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ZooKeeperLink:
+    """A kazoo session, the watched view of the cluster, and the writer that asks ``may_write`` first."""
+
+    def __init__(
+        self, client: KazooClient, address: str, *, deadline: float, session_timeout: float, may_write: object
+    ) -> None:
+        self.client = client
+        self.address = address
+        self.deadline = deadline
+        self.session_timeout = session_timeout
+        self.watched = WatchedCluster(client, deadline=deadline)
+        writer = ZooKeeperWriter(client, deadline=deadline, may_write=may_write)  # type: ignore[arg-type]
+        self.store: ClusterStore = ZooKeeperStore(client, writer)
+        self.disconnected_since: float | None = None
+        """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written
+        by kazoo's listener thread, read by the event loop: one float, replaced whole."""
+        client.add_listener(self._on_connection_state)
+
+    @property
+    def alive(self) -> bool:
+        """A ZooKeeper session is held right now (kazoo reconnects by itself during short outages, but never once
+        its connection thread has given up: such a handle is replaced by the cluster's session keeper)."""
+        return bool(self.client.connected) and not client_gave_up(self.client)
+
+    def _on_connection_state(self, state: str) -> None:
+        if state == KazooState.CONNECTED:
+            self.disconnected_since = None
+        elif self.disconnected_since is None:
+            self.disconnected_since = time.monotonic()
+
+    def needs_new_session(self, now: float, busy: bool) -> str | None:
+        """kazoo will never reconnect once its connection thread has given up (retry policy spent, authentication
+        refused). And a client disconnected for longer than its session timeout has lost its session anyway
+        (the servers expired it), yet may never get back: a server restarted on a fresh data directory refuses
+        every client that has seen a later zxid than its own, and kazoo keeps offering the old one. A batch in
+        flight (``busy``) keeps its session until it ends: it rides out outages up to its deadline."""
+        if client_gave_up(self.client):
+            return f"kazoo gave up reconnecting ({self.client.client_state})"
+        since = self.disconnected_since
+        if since is None or self.client.connected:
+            return None
+        down = now - since
+        if down > self.session_timeout and not busy:
+            return (
+                f"disconnected for {down:.0f} s, longer than the session timeout ({self.session_timeout:g} s)"
+            )
+        return None
+
+    def check(self) -> ClusterState:
+        """Refuse a path that is not a Kafka cluster, then read (and watch) the whole cluster."""
+        ZooKeeperWriter(self.client, deadline=self.deadline).require_kafka_cluster()
+        return self.watched.state()
+
+    def state(self) -> ClusterState:
+        """The cluster as the watches last saw it; re-reads only what changed."""
+        return self.watched.state()
+
+    def read(self, topics: Collection[str]) -> ClusterState:
+        """Just these topics, read now: a view whose watches may lag must not decide what was written."""
+        return read_cluster(self.client, topics=topics, deadline=self.deadline)
+
+    def stop_listening(self) -> None:
+        self.client.remove_listener(self._on_connection_state)
+        self.watched.close()
+
+    def close(self) -> None:
+        close_client(self.client)
+
+
+class AdminLink:
+    """An Admin client on the brokers. No watch exists in the Admin protocol, so each state is read whole (four
+    requests, whatever the number of topics). kafka-python reconnects to brokers by itself; a link whose reads
+    keep failing is replaced (a new bootstrap, with the Secrets read again) as soon as no batch is running."""
+
+    def __init__(self, store: AdminStore) -> None:
+        self.store: ClusterStore = store
+        self._admin_store = store
+        self.address = store.settings.servers_text
+        self._failing_since: float | None = None
+        self._why = ""
+        self._lock = threading.Lock()
+
+    @property
+    def alive(self) -> bool:
+        return self._failing_since is None
+
+    def needs_new_session(self, now: float, busy: bool) -> str | None:
+        since = self._failing_since
+        if since is None or busy:
+            return None
+        return f"the brokers have not answered for {now - since:.0f} s ({self._why})"
+
+    def check(self) -> ClusterState:
+        return self.state()
+
+    def state(self) -> ClusterState:
+        return self._reading(lambda: self.store.read_cluster())
+
+    def read(self, topics: Collection[str]) -> ClusterState:
+        return self._reading(lambda: self.store.read_cluster(topics=topics))
+
+    def _reading(self, read: _Read) -> ClusterState:
+        try:
+            state = read()
+        except ClusterUnavailableError as error:
+            with self._lock:
+                if self._failing_since is None:
+                    self._failing_since = time.monotonic()
+                self._why = str(error)
+            raise
+        with self._lock:
+            self._failing_since = None
+        return state
+
+    def stop_listening(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._admin_store.close()
+
+
+class _Read(Protocol):
+    def __call__(self) -> ClusterState: ...
+
+
+def open_admin_link(
+    settings: AdminSettings,
+    *,
+    deadline: float,
+    bootstrap_timeout: float,
+    may_write: Callable[[], bool] | None,
+    stopping: Callable[[], bool],
+) -> AdminLink:
+    """An ``AdminLink`` whose bootstrap succeeded. kafka-python's bootstrap cannot be interrupted and tries for its
+    whole time-out even when every connection is refused, so it runs in a daemon thread of its own: the cluster's
+    thread waits for it and gives up as soon as the operator is ``stopping``, which then exits at once, not after
+    the bootstrap's time-out (a client that still comes up after that is closed by the same thread)."""
+    opened: list[AdminStore] = []
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def bootstrap() -> None:
+        try:
+            store = open_store(
+                settings, deadline=deadline, bootstrap_timeout=bootstrap_timeout, may_write=may_write
+            )
+        except BaseException as error:  # handed to the waiting thread, which raises it
+            failed.append(error)
+        else:
+            if stopping():
+                store.close()
+            else:
+                opened.append(store)
+        finally:
+            done.set()
+
+    threading.Thread(target=bootstrap, name=f"kto-bootstrap-{settings.client_id}", daemon=True).start()
+    while not done.wait(0.2):
+        if stopping():
+            raise ClusterUnavailableError("the operator is stopping: no new session is opened")
+    if failed:
+        raise failed[0]
+    if not opened:
+        raise ClusterUnavailableError("the operator is stopping: no new session is opened")
+    return AdminLink(opened[0])

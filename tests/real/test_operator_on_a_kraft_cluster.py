@@ -1,0 +1,207 @@
+"""The operator on a real kube-apiserver managing a cluster that was always KRaft: ``kto run`` as a process, logged
+in as the install's ServiceAccount, and a KafkaCluster with only ``bootstrapServers`` (Kafka 3.9: a controller and
+three brokers in racks a/b/c).
+
+The same scenario as the ZooKeeper path's, asserted as a user sees it (status, conditions, Events through the API
+server) and as the brokers hold it (Admin protocol): created with the placement the ZooKeeper path gives the same
+brokers, grown, overrides set and removed, a decrease refused at apply time, RF 1 -> 3 by a reassignment, and
+deleted; and a KafkaCluster whose brokers cannot be reached is Ready=False with the reason, not a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kazoo.client import KazooClient
+
+from harness.kraft_cluster import KRaftCluster
+from harness.kto_objects import KTO_API, events_of, kafka_topic, ready, wait_cluster_ready, wait_topic
+from harness.kube_client import KubeApiError, KubeClient
+from harness.operator_process import TEST_SETTINGS, Operator, start_operator
+from harness.real_apiserver import AS_DEPLOYED
+from harness.waiting import eventually
+from harness.zookeeper import ZkChroot
+from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.connection import connected
+from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_broker
+
+pytestmark = pytest.mark.timeout(240)
+
+KTO = str(Path(sys.executable).parent / "kto")
+
+
+@pytest.fixture(scope="module")
+def operator(
+    kube: KubeClient, operator_kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Operator]:
+    started = start_operator(
+        tmp_path_factory.mktemp("kraft-operator"),
+        operator_kubeconfig,
+        settings={**TEST_SETTINGS, **AS_DEPLOYED, "KTO_DRIFT_INTERVAL": "2"},
+    )
+    try:
+        started.wait_ready()
+        yield started
+    finally:
+        code = started.stop()
+        output = started.output()
+    assert code == 0, output[-3000:]
+    assert "Traceback" not in output, output[-5000:]
+
+
+def _kraft_cluster(namespace: str, servers: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": KTO_API,
+        "kind": "KafkaCluster",
+        "metadata": {"namespace": namespace, "name": "main"},
+        "spec": {"bootstrapServers": servers, "kafkaVersion": "3.9", **spec},
+    }
+
+
+def _described(admin: KafkaAdminClient, topic: str) -> dict[int, list[int]]:
+    (described,) = admin.describe_topics([topic])
+    return {p["partition_index"]: list(p["replica_nodes"]) for p in described["partitions"]}
+
+
+def _overrides(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
+    return {k: v["value"] for k, v in configs.items() if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
+
+
+def _zookeeper_placement(
+    zk: KazooClient, chroot: ZkChroot, tmp_path: Path, topic: dict[str, Any]
+) -> dict[int, list[int]]:
+    """What the ZooKeeper path places for the same declaration on the same brokers (ids 1-3 in racks a/b/c)."""
+    bootstrap_cluster(zk, "zk-twin")
+    for broker, rack in ((1, "a"), (2, "b"), (3, "c")):
+        register_broker(zk, broker, rack=rack)
+    manifest = tmp_path / "twin.yaml"
+    document = {**topic, "metadata": {"name": topic["metadata"]["name"]}}
+    manifest.write_text(yaml.safe_dump(document))
+    planned = subprocess.run(
+        [KTO, "plan", "-f", str(manifest), "--zookeeper", chroot.connect_string, "--kafka-version", "3.9", "-o", "json"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert planned.returncode == 2, planned.stderr
+    (create,) = json.loads(planned.stdout)["topics"][0]["actions"]
+    return {int(p): r for p, r in create["assignment"].items()}
+
+
+def test_the_operator_manages_a_kraft_cluster(
+    kube: KubeClient,
+    namespace: str,
+    kraft: KRaftCluster,
+    operator: Operator,
+    zk: KazooClient,
+    zk_chroot: ZkChroot,
+    tmp_path: Path,
+) -> None:
+    kube.create(
+        "kafkaclusters",
+        _kraft_cluster(
+            namespace,
+            kraft.bootstrap_servers,
+            allowDelete=True,
+            reassignment={"enabled": True, "throttleBytesPerSecond": 50_000_000},
+        ),
+    )
+    cluster = wait_cluster_ready(kube, namespace)
+    assert ready(cluster)["reason"] == "Connected"
+    assert (
+        f"Connected to {kraft.bootstrap_servers}: cluster {kraft.cluster_id}, 3 brokers"
+        in ready(cluster)["message"]
+    )
+
+    name = f"orders-{uuid.uuid4().hex[:6]}"
+    declared = kafka_topic(
+        namespace,
+        name,
+        partitions=6,
+        replicas=3,
+        config={"retention.ms": 3600000, "cleanup.policy": "delete"},
+    )
+    twin = _zookeeper_placement(zk, zk_chroot, tmp_path, declared)
+    kube.create("kafkatopics", declared)
+    body = wait_topic(kube, namespace, name, 1, "Created")
+    settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
+    with connected(settings, deadline=30) as admin:
+        assert _described(admin, name) == twin
+        assert _overrides(admin, name) == {"retention.ms": "3600000", "cleanup.policy": "delete"}
+        (metadata,) = admin.describe_topics([name])
+        assert body["status"]["topicId"]  # the same id the ZooKeeper path keeps: Kafka's base64 form
+        assert body["status"]["topicId"] != str(metadata["topic_id"])
+        assert (body["status"]["partitions"], body["status"]["replicas"]) == (6, 3)
+
+        kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 8}})
+        wait_topic(kube, namespace, name, 2, "Updated")
+        assert len(_described(admin, name)) == 8
+
+        kube.patch(
+            KTO_API,
+            "kafkatopics",
+            namespace,
+            name,
+            {
+                "spec": {
+                    "config": {"retention.ms": 7200000, "cleanup.policy": None, "max.message.bytes": 2000000}
+                }
+            },
+        )
+        wait_topic(kube, namespace, name, 3, "Updated")
+        assert _overrides(admin, name) == {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+
+        with pytest.raises(KubeApiError, match="can only be increased"):
+            kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 4}})
+        assert len(_described(admin, name)) == 8
+        assert events_of(kube, namespace, name) == [
+            ("Normal", "Created"),
+            ("Normal", "Updated"),
+            ("Normal", "Updated"),
+        ]
+
+        single = f"single-{uuid.uuid4().hex[:6]}"
+        kube.create("kafkatopics", kafka_topic(namespace, single, partitions=2, replicas=1))
+        wait_topic(kube, namespace, single, 1, "Created")
+        kube.patch(KTO_API, "kafkatopics", namespace, single, {"spec": {"replicas": 3}})
+        eventually(
+            lambda: all(len(r) == 3 for r in _described(admin, single).values()),
+            timeout=60,
+            what="the reassignment to 3 replicas",
+        )
+        moved = wait_topic(kube, namespace, single, 2, "Updated", timeout=60)
+        assert moved["status"]["replicas"] == 3
+
+        scratch = f"scratch-{uuid.uuid4().hex[:6]}"
+        kube.create("kafkatopics", kafka_topic(namespace, scratch, deletionPolicy="Delete"))
+        wait_topic(kube, namespace, scratch, 1, "Created")
+        kube.delete(KTO_API, "kafkatopics", namespace, scratch)
+        eventually(lambda: scratch not in admin.list_topics(), timeout=30, what=f"topic {scratch} deleted")
+
+
+def test_unreachable_brokers_are_ready_false_with_the_reason(
+    kube: KubeClient, namespace: str, operator: Operator
+) -> None:
+    kube.create("kafkaclusters", _kraft_cluster(namespace, "127.0.0.1:1"))
+    cluster = wait_cluster_ready(kube, namespace, status="False", timeout=60)
+    assert ready(cluster)["reason"] == "ClusterUnavailable"
+    assert "no broker of 127.0.0.1:1 answered within" in ready(cluster)["message"]
+
+    kube.create("kafkatopics", kafka_topic(namespace, "waiting"))
+    body = kube.wait_for(
+        lambda: (
+            (b := kube.get(KTO_API, "kafkatopics", namespace, "waiting")) and ready(b).get("reason") and b
+        ),
+        timeout=30,
+        what="the KafkaTopic's Ready condition",
+    )
+    assert ready(body)["status"] == "False"
+    assert ready(body)["reason"] == "ClusterUnavailable"
