@@ -94,6 +94,7 @@ __all__ = [
     "TopicStatus",
     "plan",
     "plan_topic",
+    "refused_by_the_cluster",
     "seed_for",
 ]
 
@@ -359,6 +360,22 @@ def _keep_rates_a_new_reassignment_needs(plans: list[TopicPlan]) -> list[TopicPl
             dataclasses.replace(topic_plan, actions=actions) if actions != topic_plan.actions else topic_plan
         )
     return kept
+
+
+def refused_by_the_cluster(plan: Plan, refusals: Mapping[str, KafkaError]) -> Plan:
+    """``plan`` with the topics the cluster itself refused (its ``validate_only`` verdict) turned into rejections:
+    their changes shown, their actions dropped, the cluster's refusal in its own words."""
+    if not refusals:
+        return plan
+    topics = tuple(
+        dataclasses.replace(
+            p, status=TopicStatus.REJECTED, actions=(), rejections=(*p.rejections, refusals[p.topic])
+        )
+        if p.topic in refusals and p.actions
+        else p
+        for p in plan.topics
+    )
+    return dataclasses.replace(plan, topics=topics)
 
 
 def plan_topic(

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from kafka import TopicPartition
-from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 
 from harness.kraft_cluster import KRaftCluster
 from harness.waiting import eventually
@@ -16,8 +16,16 @@ from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import connected
 from topic_operator.admin.reader import TOPIC_OVERRIDE_SOURCE
 from topic_operator.admin.release import broker_release, metadata_version
+from topic_operator.admin.store import AdminStore
+from topic_operator.kafka.errors import InvalidConfigurationError
+from topic_operator.plan import AlterConfig, CreateTopic
 
 pytestmark = pytest.mark.timeout(180)
+
+
+def _overrides(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
+    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
+    return {k: v["value"] for k, v in configs.items() if v["config_source"] == TOPIC_OVERRIDE_SOURCE}
 
 
 def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
@@ -98,6 +106,24 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
             lambda: admin.list_partition_reassignments() == {}, timeout=60, what="the reassignment done"
         )
         assert described()[two] == {0: [2, 3, 1]}
+
+        # validate_only through the store: the brokers' own verdict on what the planner would send, nothing written
+        store = AdminStore(admin, settings, deadline=30)
+        probe = f"calls-{uuid.uuid4().hex[:6]}"
+        verdict = store.validate(
+            [
+                CreateTopic(probe, {0: (1, 2)}, {"no.such.config": "1"}),
+                AlterConfig(one, {"retention.ms": "soon"}, None, previous={"cleanup.policy": "compact"}),
+                AlterConfig(two, {"segment.ms": "7200000"}, None, previous={"segment.ms": "3600000"}),
+            ]
+        )
+        assert {topic: (type(e), str(e)) for topic, e in verdict.items()} == {
+            probe: (InvalidConfigurationError, "Unknown topic config name: no.such.config"),
+            one: (InvalidConfigurationError, verdict[one].message),
+        }
+        assert "retention.ms" in str(verdict[one])
+        assert probe not in admin.list_topics()
+        assert _overrides(admin, two) == {"segment.ms": "3600000"}
 
         # DeleteTopics
         deleted = admin.delete_topics([one, two], raise_errors=False)

@@ -153,6 +153,17 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         )
         assert _kto("plan", "-f", str(grown), "--snapshot", str(snapshot)).returncode == 0
 
+        # an export through the brokers declares the cluster as it is: planned against it, nothing changes
+        exported = tmp_path / "exported"
+        done = _kto(
+            "export", "--bootstrap-server", kraft.bootstrap_servers, "--include", name, "-o", str(exported)
+        )
+        assert done.returncode == 0, done.stderr
+        document = yaml.safe_load((exported / "kafkacluster-kafka.yaml").read_text())
+        assert document["spec"] == {"bootstrapServers": kraft.bootstrap_servers, "kafkaVersion": "3.9"}
+        replanned = _kto("plan", "-f", str(exported))
+        assert replanned.returncode == 0, replanned.stdout + replanned.stderr
+
         # a decrease refused in Kafka's words, and nothing written
         shrunk = declare(partitions=4, replicas=3, config={"retention.ms": "7200000"})
         refused = _kto("apply", "-f", str(shrunk), "--yes")

@@ -8,6 +8,7 @@ from kafka.admin import AlterConfigOp
 from topic_operator.admin.writer import _by_topic, _from_answers, config_operations
 from topic_operator.cluster_store import Outcome
 from topic_operator.kafka.errors import InvalidConfigurationError, PolicyViolationError, TopicExistsError
+from topic_operator.model import Broker
 from topic_operator.plan import AlterConfig, CreateTopic
 
 
@@ -55,3 +56,19 @@ def test_config_answers_join_every_refusal_of_one_topic() -> None:
     assert isinstance(result.error, InvalidConfigurationError)
     assert str(result.error) == "Unknown topic config name: foo.bar; broker 2: no"
     assert _from_answers(action, [], field="config").outcome is Outcome.APPLIED
+
+
+def test_the_cluster_s_own_refusals_turn_planned_changes_into_rejections() -> None:
+    from topic_operator.kafka.errors import PolicyViolationError
+    from topic_operator.model import ClusterState, TopicSpec
+    from topic_operator.plan import TopicStatus, plan, refused_by_the_cluster
+
+    state = ClusterState("c", {1: Broker(1, "a")}, {})
+    planned = plan([TopicSpec("c", "a", 1, 1), TopicSpec("c", "b", 1, 1)], state)
+    refusal = PolicyViolationError("Topic b must have 3 replicas")
+    checked = refused_by_the_cluster(planned, {"b": refusal})
+    a, b = checked.topics
+    assert (a.status, len(a.actions)) == (TopicStatus.CREATE, 1)
+    assert (b.status, b.actions, b.rejections) == (TopicStatus.REJECTED, (), (refusal,))
+    assert b.changes == planned.topics[1].changes
+    assert refused_by_the_cluster(planned, {}) is planned

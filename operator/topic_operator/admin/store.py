@@ -12,6 +12,7 @@ from topic_operator.admin.connection import open_admin, reaching
 from topic_operator.admin.reader import read_cluster
 from topic_operator.admin.writer import AdminWriter
 from topic_operator.cluster_store import DEFAULT_DEADLINE, Backend, Patience, WriteResult
+from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ClusterState
 from topic_operator.plan import Action
 
@@ -54,6 +55,10 @@ class AdminStore:
         """Close the client (bounded: kafka-python stops its I/O thread)."""
         with contextlib.suppress(Exception):
             self.admin.close()
+
+    def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:
+        """The brokers' ``validate_only`` verdict on ``actions`` (``AdminWriter.validate_all``)."""
+        return self.writer.validate_all(actions)
 
     def apply_all(
         self, actions: Sequence[Action], *, deadline: float | Patience | None = None

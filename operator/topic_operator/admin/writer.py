@@ -104,6 +104,33 @@ class AdminWriter:
         self._await_metadata(expected)
         return [results[i] for i in range(len(actions))]
 
+    def validate_all(self, actions: Sequence[Action]) -> dict[str, KafkaError]:
+        """The brokers' own verdict on the creates, partition additions and config changes (``validate_only``:
+        nothing is written): each topic they refuse, with their refusal. Reassignments and deletions have no
+        such mode in the protocol; a request that gets no answer adds no verdict."""
+        creates = [a for a in actions if isinstance(a, CreateTopic)]
+        grows = [a for a in actions if isinstance(a, AddPartitions)]
+        alters = [a for a in actions if isinstance(a, AlterConfig)]
+        asks: list[Callable[[], dict[str, WriteResult]]] = []
+        if creates:
+            asks.append(lambda: self._create(creates, validate_only=True))
+        if grows:
+            asks.append(lambda: self._grow(grows, validate_only=True))
+        if alters:
+            asks.append(lambda: self._alter(alters, validate_only=True))
+        refused: dict[str, KafkaError] = {}
+        for ask in asks:
+            try:
+                with reaching(self._settings, self._timeout):
+                    answered = ask()
+            except AdminClientError:
+                continue
+            for topic, result in answered.items():
+                error = result.error
+                if result.outcome is Outcome.REJECTED and isinstance(error, KafkaError):
+                    refused.setdefault(topic, error)
+        return refused
+
     def _await_metadata(self, partitions: Mapping[str, int]) -> None:
         """Until the brokers' metadata shows the topics created and grown with their partitions (it can lag the
         controller's answer, ``kraft.md`` §5.7), so that the read after a write sees it; at most
@@ -158,7 +185,7 @@ class AdminWriter:
 
     # -- each kind of request ---------------------------------------------------------------------------------
 
-    def _create(self, actions: list[CreateTopic]) -> dict[str, WriteResult]:
+    def _create(self, actions: list[CreateTopic], *, validate_only: bool = False) -> dict[str, WriteResult]:
         request = {
             a.topic: {
                 "num_partitions": -1,
@@ -168,11 +195,13 @@ class AdminWriter:
             }
             for a in actions
         }
-        response = self._admin.create_topics(request, timeout_ms=self._timeout_ms, raise_errors=False)
+        response = self._admin.create_topics(
+            request, timeout_ms=self._timeout_ms, validate_only=validate_only, raise_errors=False
+        )
         answers = {t["name"]: (int(t["error_code"]), t.get("error_message")) for t in response["topics"]}
         return _by_topic(actions, answers, field="topicName")
 
-    def _grow(self, actions: list[AddPartitions]) -> dict[str, WriteResult]:
+    def _grow(self, actions: list[AddPartitions], *, validate_only: bool = False) -> dict[str, WriteResult]:
         request = {
             a.topic: {
                 "count": len(a.existing) + len(a.new_partitions),
@@ -180,16 +209,18 @@ class AdminWriter:
             }
             for a in actions
         }
-        response = self._admin.create_partitions(request, timeout_ms=self._timeout_ms, raise_errors=False)
+        response = self._admin.create_partitions(
+            request, timeout_ms=self._timeout_ms, validate_only=validate_only, raise_errors=False
+        )
         answers = {r.name: (int(r.error_code), r.error_message) for r in response.results}
         return _by_topic(actions, answers, field="partitions", conflicts=_CONFLICTS | {_INVALID_PARTITIONS})
 
-    def _alter(self, actions: list[AlterConfig]) -> dict[str, WriteResult]:
+    def _alter(self, actions: list[AlterConfig], *, validate_only: bool = False) -> dict[str, WriteResult]:
         topics = [
             ConfigResource(ConfigResourceType.TOPIC, a.topic, configs=config_operations(a.previous, a.config))
             for a in actions
         ]
-        brokers = sorted({b for a in actions for b in a.clear_broker_throttles})
+        brokers = [] if validate_only else sorted({b for a in actions for b in a.clear_broker_throttles})
         rates = [
             ConfigResource(
                 ConfigResourceType.BROKER,
@@ -198,7 +229,7 @@ class AdminWriter:
             )
             for b in brokers
         ]
-        answered = self._alter_configs([r for r in topics if r.configs] + rates)
+        answered = self._alter_configs([r for r in topics if r.configs] + rates, validate_only=validate_only)
         broker_errors = [
             answered["broker"][str(b)] for b in brokers if answered["broker"].get(str(b)) != "OK"
         ]
@@ -274,12 +305,14 @@ class AdminWriter:
         answers = {t["name"]: (int(t["error_code"]), t.get("error_message")) for t in response["topics"]}
         return _by_topic(actions, answers, field="topicName", conflicts=frozenset())
 
-    def _alter_configs(self, resources: list[ConfigResource]) -> dict[str, dict[str, str]]:
+    def _alter_configs(
+        self, resources: list[ConfigResource], *, validate_only: bool = False
+    ) -> dict[str, dict[str, str]]:
         """One IncrementalAlterConfigs (kafka-python sends broker resources to their broker), answers by type."""
         if not resources:
             return {"topic": {}, "broker": {}}
         answered: Mapping[str, Mapping[str, str]] = self._admin.alter_configs(
-            resources, raise_on_unknown=False, incremental=True
+            resources, validate_only=validate_only, raise_on_unknown=False, incremental=True
         )
         return {"topic": dict(answered.get("topic", {})), "broker": dict(answered.get("broker", {}))}
 

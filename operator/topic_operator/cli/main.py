@@ -72,6 +72,13 @@ def _kafka_version(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _known_line(version: tuple[int, int] | None) -> tuple[int, int] | None:
+    """``version`` when it is a release line kto knows (the brokers may run a newer one)."""
+    from topic_operator.kafka.releases import ALL_KAFKA_VERSIONS
+
+    return version if version in ALL_KAFKA_VERSIONS else None
+
+
 def _version_text(version: tuple[int, int] | None) -> tuple[str, ...]:
     """``--kafka-version`` as text, or nothing when not given (the callee's default)."""
     return () if version is None else (f"{version[0]}.{version[1]}",)
@@ -265,18 +272,21 @@ def _warn_about(
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from topic_operator.plan import TopicStatus, plan
+    from topic_operator.plan import TopicStatus, plan, refused_by_the_cluster
     from topic_operator.plan_output import cluster_problems, plan_json, render_plan_markdown, render_plan_text
 
     cluster, topics, errors = _declared(args, needs_zookeeper=args.snapshot is None)
     _print_errors(errors, sys.stderr)
     if args.snapshot is not None:
         state = _snapshot_state(args.snapshot, cluster.name)
+        result = plan(topics, state, cluster, seed=args.seed)
     else:
         with _store(args, cluster) as store:
             state = store.read_cluster(deadline=args.deadline)
+            result = plan(topics, state, cluster, seed=args.seed)
+            # the brokers' own verdict (validate_only) where the store has one: a policy, a config they refuse
+            result = refused_by_the_cluster(result, store.validate(result.actions))
     _warn_about(state, cluster.name, declared=cluster.kafka_version)
-    result = plan(topics, state, cluster, seed=args.seed)
     if args.output == "json":
         problems = cluster_problems(state, cluster.kafka_version)
         sys.stdout.write(plan_json(result, manifest_errors=errors, **problems))
@@ -606,7 +616,8 @@ def _export(args: argparse.Namespace) -> int:
                     cluster_document(
                         cluster,
                         args.zookeeper,
-                        *_version_text(args.kafka_version),
+                        # through the brokers, their own release when none is given (ApiVersions)
+                        *_version_text(args.kafka_version or _known_line(state.broker_release)),
                         bootstrap_servers=args.bootstrap_server,
                     ),
                     sort_keys=False,

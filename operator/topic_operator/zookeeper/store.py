@@ -8,6 +8,7 @@ from collections.abc import Collection, Sequence
 from kazoo.client import KazooClient
 
 from topic_operator.cluster_store import DEFAULT_DEADLINE, Backend, Patience, WriteResult
+from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ClusterState
 from topic_operator.plan import Action
 from topic_operator.zookeeper.snapshot import read_cluster
@@ -35,6 +36,10 @@ class ZooKeeperStore:
         deadline: float | Patience = DEFAULT_DEADLINE,
     ) -> ClusterState:
         return read_cluster(self.client, partition_states=partition_states, topics=topics, deadline=deadline)
+
+    def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:
+        """ZooKeeper has no validate-only write: the port's rules, already applied by the planner, are the verdict."""
+        return {}
 
     def apply_all(
         self, actions: Sequence[Action], *, deadline: float | Patience | None = None
