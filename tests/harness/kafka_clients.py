@@ -17,7 +17,15 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from harness.waiting import eventually
 
-__all__ = ["PartitionInfo", "admin_client", "partitions", "round_trip", "topic_config", "wait_for_leaders"]
+__all__ = [
+    "PartitionInfo",
+    "admin_client",
+    "partitions",
+    "replica_lists",
+    "round_trip",
+    "topic_config",
+    "wait_for_leaders",
+]
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,11 @@ def partitions(bootstrap: str, topic: str) -> dict[int, PartitionInfo]:
         )
         for p in described["partitions"]
     }
+
+
+def replica_lists(bootstrap: str, topic: str) -> dict[int, list[int]]:
+    """Each partition's replicas, in the order the brokers hold them (the first is the preferred leader)."""
+    return {p: list(info.replicas) for p, info in sorted(partitions(bootstrap, topic).items())}
 
 
 def wait_for_leaders(bootstrap: str, topic: str, count: int, timeout: float = 60) -> dict[int, PartitionInfo]:

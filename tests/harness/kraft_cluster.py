@@ -13,15 +13,13 @@ each other and to the controller over PLAINTEXT, and a test reaches the client l
 from __future__ import annotations
 
 import base64
-import os
-import subprocess
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.real_kafka import RACKS, Broker, KafkaBrokers
-from harness.real_kraft import JVM_ENVIRONMENT, KRaftController, _wait_started
+from harness.real_kraft import KRaftController, _wait_started, format_storage
 from harness.server_binaries import KafkaDistribution, kafka_distributions
 from topic_operator.zookeeper.local_server import free_port
 
@@ -56,32 +54,6 @@ class ClientListener:
     key: Path
     mechanism: str = "SCRAM-SHA-512"
     scram: tuple[tuple[str, str], ...] = ()
-
-
-def format_storage(
-    distribution: KafkaDistribution, config: Path, cluster_id: str, extra: Sequence[str]
-) -> None:
-    """``kafka-storage.sh format`` of one node's log directories."""
-    logs = config.parent / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            str(distribution.home / "bin" / "kafka-storage.sh"),
-            "format",
-            "-t",
-            cluster_id,
-            "-c",
-            str(config),
-            *extra,
-        ],
-        env={**os.environ, **JVM_ENVIRONMENT, "LOG_DIR": str(logs)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"kafka-storage.sh format failed ({done.returncode}):\n{done.stdout}{done.stderr}")
 
 
 class KRaftCluster(KafkaBrokers):

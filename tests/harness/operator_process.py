@@ -148,3 +148,18 @@ def running_operator(
         yield operator
     finally:
         operator.kill()
+
+
+@contextlib.contextmanager
+def ready_operator(directory: Path, kubeconfig: Path, **settings: str) -> Iterator[Operator]:
+    """``kto run`` with ``TEST_SETTINGS`` and ``settings`` on top, as a module's operator: ready before the block,
+    stopped with SIGTERM after it, and then it must have exited cleanly (0) with no traceback in its output."""
+    started = start_operator(directory, kubeconfig, settings={**TEST_SETTINGS, **settings})
+    try:
+        started.wait_ready()
+        yield started
+    finally:
+        code = started.stop()
+        output = started.output()
+    assert code == 0, output[-3000:]
+    assert "Traceback" not in output, output[-5000:]

@@ -19,13 +19,14 @@ import enum
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.real_kafka import Broker, KafkaBrokers
 from harness.server_binaries import KafkaDistribution
 from topic_operator.zookeeper.local_server import free_port
 
-__all__ = ["BrokerMode", "KRaftController", "MigratingBrokers"]
+__all__ = ["BrokerMode", "KRaftController", "MigratingBrokers", "format_storage"]
 
 ZK_STARTED = "started (kafka.server.KafkaServer)"
 KRAFT_STARTED = "Kafka Server started (kafka.server.KafkaRaftServer)"
@@ -39,6 +40,32 @@ JVM_ENVIRONMENT = {
     "KAFKA_JMX_OPTS": " ",
 }
 """For ``kafka-storage.sh``: a small heap and the quick-starting JIT the servers get (``KafkaBrokers._launch``)."""
+
+
+def format_storage(
+    distribution: KafkaDistribution, config: Path, cluster_id: str, extra: Sequence[str] = ()
+) -> None:
+    """``kafka-storage.sh format`` of the log directories ``config`` names, for cluster ``cluster_id``."""
+    logs = config.parent / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [
+            str(distribution.home / "bin" / "kafka-storage.sh"),
+            "format",
+            "-t",
+            cluster_id,
+            "-c",
+            str(config),
+            *extra,
+        ],
+        env={**os.environ, **JVM_ENVIRONMENT, "LOG_DIR": str(logs)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kafka-storage.sh format failed ({done.returncode}):\n{done.stdout}{done.stderr}")
 
 
 def _settings(properties: str) -> dict[str, str]:
@@ -87,29 +114,7 @@ class KRaftController(KafkaBrokers):
         """``kafka-storage.sh format``: the metadata log directory, of the cluster ZooKeeper already names (a
         controller formatted with another id is refused by the brokers). ``extra`` arguments go to the command
         (``--add-scram``: the bootstrap metadata the quorum starts from)."""
-        config = self._write_properties()
-        logs = self.node.directory / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [
-                str(self.distribution.home / "bin" / "kafka-storage.sh"),
-                "format",
-                "-t",
-                cluster_id,
-                "-c",
-                str(config),
-                *extra,
-            ],
-            env={**os.environ, **JVM_ENVIRONMENT, "LOG_DIR": str(logs)},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(
-                f"kafka-storage.sh format failed ({done.returncode}):\n{done.stdout}{done.stderr}"
-            )
+        format_storage(self.distribution, self._write_properties(), cluster_id, extra)
 
     def _write_properties(self) -> Path:
         self.node.directory.mkdir(parents=True, exist_ok=True)

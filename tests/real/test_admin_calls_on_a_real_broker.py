@@ -8,8 +8,9 @@ import uuid
 
 import pytest
 from kafka import TopicPartition
-from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 
+from harness.kafka_clients import topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.waiting import eventually
 from topic_operator.admin.client_settings import AdminSettings
@@ -21,11 +22,6 @@ from topic_operator.kafka.errors import InvalidConfigurationError
 from topic_operator.plan import AlterConfig, CreateTopic
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def _overrides(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
-    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
-    return {k: v["value"] for k, v in configs.items() if v["config_source"] == TOPIC_OVERRIDE_SOURCE}
 
 
 def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
@@ -123,7 +119,7 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
         }
         assert "retention.ms" in str(verdict[one])
         assert probe not in admin.list_topics()
-        assert _overrides(admin, two) == {"segment.ms": "3600000"}
+        assert topic_config(kraft.bootstrap_servers, two) == {"segment.ms": "3600000"}
 
         # DeleteTopics
         deleted = admin.delete_topics([one, two], raise_errors=False)

@@ -21,6 +21,7 @@ import yaml
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
+from harness.kafka_clients import replica_lists, topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
@@ -60,16 +61,6 @@ def _manifests(path: Path, cluster: dict[str, Any], topics: dict[str, dict[str, 
     ]
     path.write_text(yaml.safe_dump_all(documents))
     return path
-
-
-def _described(admin: KafkaAdminClient, topic: str) -> dict[int, list[int]]:
-    (described,) = admin.describe_topics([topic])
-    return {p["partition_index"]: list(p["replica_nodes"]) for p in described["partitions"]}
-
-
-def _overrides(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
-    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
-    return {k: v["value"] for k, v in configs.items() if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
 
 
 def _broker_throttles(admin: KafkaAdminClient) -> dict[str, dict[str, str]]:
@@ -113,8 +104,11 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         twin = _zookeeper_plan_assignment(zk, zk_chroot, first)
         applied = _kto("apply", "-f", str(first), "--yes")
         assert applied.returncode == 0, applied.stdout + applied.stderr
-        assert {str(p): r for p, r in _described(admin, name).items()} == twin
-        assert _overrides(admin, name) == {"retention.ms": "3600000", "cleanup.policy": "delete"}
+        assert {str(p): r for p, r in replica_lists(kraft.bootstrap_servers, name).items()} == twin
+        assert topic_config(kraft.bootstrap_servers, name) == {
+            "retention.ms": "3600000",
+            "cleanup.policy": "delete",
+        }
 
         # grown, one override changed, one added, one removed: written as SET and DELETE
         grown = declare(
@@ -122,10 +116,13 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         )
         applied = _kto("apply", "-f", str(grown), "--yes")
         assert applied.returncode == 0, applied.stdout + applied.stderr
-        placed = _described(admin, name)
+        placed = replica_lists(kraft.bootstrap_servers, name)
         assert sorted(placed) == list(range(8))
         assert all(len(set(replicas)) == 3 for replicas in placed.values())
-        assert _overrides(admin, name) == {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+        assert topic_config(kraft.bootstrap_servers, name) == {
+            "retention.ms": "7200000",
+            "max.message.bytes": "2000000",
+        }
 
         # the same declaration again: nothing planned, nothing sent
         again = _kto("apply", "-f", str(grown), "--yes")
@@ -172,8 +169,11 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
             f"The number of partitions for a topic can only be increased. Topic {name} currently has 8 "
             "partitions, 4 would not be an increase." in refused.stdout
         )
-        assert len(_described(admin, name)) == 8
-        assert _overrides(admin, name) == {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+        assert len(replica_lists(kraft.bootstrap_servers, name)) == 8
+        assert topic_config(kraft.bootstrap_servers, name) == {
+            "retention.ms": "7200000",
+            "max.message.bytes": "2000000",
+        }
 
     single = f"single-{uuid.uuid4().hex[:6]}"
     one = _manifests(tmp_path / "single.yaml", cluster, {single: {"partitions": 2, "replicas": 1}})
@@ -183,9 +183,9 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "throttles removed" in moved.stderr
     with connected(settings, deadline=30) as admin:
-        assert all(len(r) == 3 for r in _described(admin, single).values())
+        assert all(len(r) == 3 for r in replica_lists(kraft.bootstrap_servers, single).values())
         assert admin.list_partition_reassignments() == {}
-        assert _overrides(admin, single) == {}
+        assert topic_config(kraft.bootstrap_servers, single) == {}
         assert _broker_throttles(admin) == {"1": {}, "2": {}, "3": {}}
 
     # deleted, as the operator deletes a KafkaTopic whose deletionPolicy is Delete

@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 import yaml
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
+from harness.kafka_clients import replica_lists, topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import KTO_API, events_of, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeApiError, KubeClient
-from harness.operator_process import TEST_SETTINGS, Operator, start_operator
+from harness.operator_process import Operator, ready_operator
 from harness.real_apiserver import AS_DEPLOYED
 from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
@@ -43,19 +43,10 @@ KTO = str(Path(sys.executable).parent / "kto")
 def operator(
     kube: KubeClient, operator_kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Operator]:
-    started = start_operator(
-        tmp_path_factory.mktemp("kraft-operator"),
-        operator_kubeconfig,
-        settings={**TEST_SETTINGS, **AS_DEPLOYED, "KTO_DRIFT_INTERVAL": "2"},
-    )
-    try:
-        started.wait_ready()
+    with ready_operator(
+        tmp_path_factory.mktemp("kraft-operator"), operator_kubeconfig, **AS_DEPLOYED, KTO_DRIFT_INTERVAL="2"
+    ) as started:
         yield started
-    finally:
-        code = started.stop()
-        output = started.output()
-    assert code == 0, output[-3000:]
-    assert "Traceback" not in output, output[-5000:]
 
 
 def _kraft_cluster(namespace: str, servers: str, **spec: Any) -> dict[str, Any]:
@@ -65,16 +56,6 @@ def _kraft_cluster(namespace: str, servers: str, **spec: Any) -> dict[str, Any]:
         "metadata": {"namespace": namespace, "name": "main"},
         "spec": {"bootstrapServers": servers, "kafkaVersion": "3.9", **spec},
     }
-
-
-def _described(admin: KafkaAdminClient, topic: str) -> dict[int, list[int]]:
-    (described,) = admin.describe_topics([topic])
-    return {p["partition_index"]: list(p["replica_nodes"]) for p in described["partitions"]}
-
-
-def _overrides(admin: KafkaAdminClient, topic: str) -> dict[str, str]:
-    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])["topic"][topic]
-    return {k: v["value"] for k, v in configs.items() if v["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
 
 
 def _zookeeper_placement(
@@ -134,8 +115,11 @@ def test_the_operator_manages_a_kraft_cluster(
     body = wait_topic(kube, namespace, name, 1, "Created")
     settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
     with connected(settings, deadline=30) as admin:
-        assert _described(admin, name) == twin
-        assert _overrides(admin, name) == {"retention.ms": "3600000", "cleanup.policy": "delete"}
+        assert replica_lists(kraft.bootstrap_servers, name) == twin
+        assert topic_config(kraft.bootstrap_servers, name) == {
+            "retention.ms": "3600000",
+            "cleanup.policy": "delete",
+        }
         (metadata,) = admin.describe_topics([name])
         assert body["status"]["topicId"]  # the same id the ZooKeeper path keeps: Kafka's base64 form
         assert body["status"]["topicId"] != str(metadata["topic_id"])
@@ -143,7 +127,7 @@ def test_the_operator_manages_a_kraft_cluster(
 
         kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 8}})
         wait_topic(kube, namespace, name, 2, "Updated")
-        assert len(_described(admin, name)) == 8
+        assert len(replica_lists(kraft.bootstrap_servers, name)) == 8
 
         kube.patch(
             KTO_API,
@@ -157,11 +141,14 @@ def test_the_operator_manages_a_kraft_cluster(
             },
         )
         wait_topic(kube, namespace, name, 3, "Updated")
-        assert _overrides(admin, name) == {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+        assert topic_config(kraft.bootstrap_servers, name) == {
+            "retention.ms": "7200000",
+            "max.message.bytes": "2000000",
+        }
 
         with pytest.raises(KubeApiError, match="can only be increased"):
             kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 4}})
-        assert len(_described(admin, name)) == 8
+        assert len(replica_lists(kraft.bootstrap_servers, name)) == 8
         assert events_of(kube, namespace, name) == [
             ("Normal", "Created"),
             ("Normal", "Updated"),
@@ -173,7 +160,7 @@ def test_the_operator_manages_a_kraft_cluster(
         wait_topic(kube, namespace, single, 1, "Created")
         kube.patch(KTO_API, "kafkatopics", namespace, single, {"spec": {"replicas": 3}})
         eventually(
-            lambda: all(len(r) == 3 for r in _described(admin, single).values()),
+            lambda: all(len(r) == 3 for r in replica_lists(kraft.bootstrap_servers, single).values()),
             timeout=60,
             what="the reassignment to 3 replicas",
         )

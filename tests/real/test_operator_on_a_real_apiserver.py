@@ -25,7 +25,7 @@ from harness.kto_objects import (
     wait_topic,
 )
 from harness.kube_client import KubeClient
-from harness.operator_process import TEST_SETTINGS, Operator, start_operator
+from harness.operator_process import Operator, ready_operator
 from harness.real_apiserver import AS_DEPLOYED
 from harness.zookeeper import ZkChroot
 from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode
@@ -38,19 +38,10 @@ def operator(
     kube: KubeClient, operator_kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Operator]:
     """One operator for the module (each test's objects are in a namespace of their own), drift every 2 s."""
-    started = start_operator(
-        tmp_path_factory.mktemp("scenarios"),
-        operator_kubeconfig,
-        settings={**TEST_SETTINGS, **AS_DEPLOYED, "KTO_DRIFT_INTERVAL": "2"},
-    )
-    try:
-        started.wait_ready()
+    with ready_operator(
+        tmp_path_factory.mktemp("scenarios"), operator_kubeconfig, **AS_DEPLOYED, KTO_DRIFT_INTERVAL="2"
+    ) as started:
         yield started
-    finally:
-        code = started.stop()
-        output = started.output()
-    assert code == 0, output[-3000:]
-    assert "Traceback" not in output, output[-5000:]
 
 
 @pytest.fixture

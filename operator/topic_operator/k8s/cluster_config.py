@@ -118,6 +118,30 @@ def _required(secret: Mapping[str, Any], name: str, key: str) -> str:
     return value.decode()
 
 
+def _tls_files(
+    secret: Mapping[str, Any],
+    secret_name: str,
+    tls: Mapping[str, Any],
+    directory: Path,
+    prefix: str,
+    digest: Any,
+) -> dict[str, Path]:
+    """The CA and, for mutual TLS, the client pair a ``tls`` section names in its Secret, written 0600 as
+    ``<prefix><role>.pem`` (role ``ca``, ``cert``, ``key``) and added to the fingerprint ``digest``."""
+    files: dict[str, Path] = {}
+    for role, key_field, default in (("ca", "caKey", "ca.crt"), ("cert", "certKey", "tls.crt"), ("key", "keyKey", "tls.key")):  # fmt: skip
+        content = secret_value(secret, str(tls.get(key_field, default)))
+        if content is not None:
+            files[role] = _write_private(directory, f"{prefix}{role}.pem", content)
+            digest.update(b"\0" + role.encode() + b"\0" + content)
+    if ("cert" in files) != ("key" in files):
+        raise ClusterConfigError(
+            f"Secret {secret_name} holds only half of a client certificate pair (certKey and keyKey go together)",
+            Reason.SECRET_MISSING,
+        )
+    return files
+
+
 def _write_private(directory: Path, filename: str, content: bytes) -> Path:
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = directory / filename
@@ -167,18 +191,7 @@ def cluster_config(
     if isinstance(tls_spec, Mapping):
         secret_name = str(tls_spec.get("secretName"))
         secret = _secret(secrets, secret_name, namespace)
-        directory = material_dir / namespace / name
-        files: dict[str, Path] = {}
-        for role, key_field, default in (("ca", "caKey", "ca.crt"), ("cert", "certKey", "tls.crt"), ("key", "keyKey", "tls.key")):  # fmt: skip
-            content = secret_value(secret, str(tls_spec.get(key_field, default)))
-            if content is not None:
-                files[role] = _write_private(directory, f"{role}.pem", content)
-                digest.update(b"\0" + role.encode() + b"\0" + content)
-        if ("cert" in files) != ("key" in files):
-            raise ClusterConfigError(
-                f"Secret {secret_name} holds only half of a client certificate pair (certKey and keyKey go together)",
-                Reason.SECRET_MISSING,
-            )
+        files = _tls_files(secret, secret_name, tls_spec, material_dir / namespace / name, "", digest)
         tls = TlsSettings(ca_file=files.get("ca"), cert_file=files.get("cert"), key_file=files.get("key"))
     try:
         settings = ZooKeeperSettings(
@@ -220,16 +233,7 @@ def _brokers_config(
     if isinstance(tls, Mapping):
         secret_name = str(tls.get("secretName"))
         secret = _secret(secrets, secret_name, namespace)
-        for role, key_field, default in (("ca", "caKey", "ca.crt"), ("cert", "certKey", "tls.crt"), ("key", "keyKey", "tls.key")):  # fmt: skip
-            content = secret_value(secret, str(tls.get(key_field, default)))
-            if content is not None:
-                files[role] = _write_private(directory, f"brokers-{role}.pem", content)
-                digest.update(b"\0" + role.encode() + b"\0" + content)
-        if ("cert" in files) != ("key" in files):
-            raise ClusterConfigError(
-                f"Secret {secret_name} holds only half of a client certificate pair (certKey and keyKey go together)",
-                Reason.SECRET_MISSING,
-            )
+        files = _tls_files(secret, secret_name, tls, directory, "brokers-", digest)
         verify = tls.get("verifyHostname", True) is not False
         digest.update(b"\0verify" if verify else b"\0no-verify")
     protocol = {(True, True): "SASL_SSL", (True, False): "SSL", (False, True): "SASL_PLAINTEXT"}.get(

@@ -53,6 +53,16 @@ from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
 from topic_operator.zookeeper.errors import ZooKeeperError
 
+_CLUSTER_FAILURES = (
+    ZooKeeperError,
+    ClusterUnavailableError,
+    AdminClientError,
+    KazooException,
+    BatcherClosedError,
+)
+"""What a batch raises when its cluster (ZooKeeper or the brokers) failed under it: the KafkaTopic is not at fault,
+and is retried."""
+
 __all__ = [
     "PAUSED_ANNOTATION",
     "DeletionVerdict",
@@ -298,13 +308,7 @@ async def reconcile_topic(
     except QueueFullError as error:
         ctx.metrics.queue_overflows.labels(label).inc()
         return Verdict({}, "deferred", retry=str(error))
-    except (
-        ZooKeeperError,
-        ClusterUnavailableError,
-        AdminClientError,
-        KazooException,
-        BatcherClosedError,
-    ) as error:
+    except _CLUSTER_FAILURES as error:
         ctx.metrics.zookeeper_errors.labels(label, "connection_lost").inc()
         message = f"KafkaCluster {cluster} failed during the reconcile ({error}); retrying"
         return _simple(
@@ -346,13 +350,7 @@ async def delete_topic(
             failure = f"KafkaCluster {cluster} gave no answer within {ctx.settings.stuck_after:g} s (a batch is stuck)"
         except QueueFullError as error:
             return DeletionVerdict(False, "deferred", retry=str(error))
-        except (
-            ZooKeeperError,
-            ClusterUnavailableError,
-            AdminClientError,
-            KazooException,
-            BatcherClosedError,
-        ) as error:
+        except _CLUSTER_FAILURES as error:
             failure = f"KafkaCluster {cluster} failed during the deletion ({error})"
         else:
             return _deletion_outcome(report, topic)
