@@ -110,9 +110,12 @@ class ClusterStore(Protocol):
         partition_states: bool = False,
         topics: Collection[str] | None = None,
         deadline: float | Patience = DEFAULT_DEADLINE,
+        configs_of: Collection[str] | None = None,
     ) -> ClusterState:
         """The cluster now: brokers, cluster id and every topic (or only ``topics``), with partition leaders and
-        ISRs when ``partition_states``. Raises ``ClusterUnavailableError`` past the deadline."""
+        ISRs when ``partition_states``. Raises ``ClusterUnavailableError`` past the deadline. ``configs_of``: the
+        topics whose overrides the caller needs, where describing the others costs (the Admin protocol); a store
+        may read every topic's anyway (ZooKeeper's)."""
         ...
 
     def apply_all(

@@ -121,6 +121,12 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
         assert probe not in admin.list_topics()
         assert topic_config(kraft.bootstrap_servers, two) == {"segment.ms": "3600000"}
 
+        # a read that describes only the overrides a batch needs (the rest of the cluster read whole)
+        partial = store.read_cluster(configs_of=[two])
+        assert {one, two} <= set(partial.topics)
+        assert (partial.topics[one].config, partial.topics[two].config) == ({}, {"segment.ms": "3600000"})
+        assert store.read_cluster().topics[one].config == {"cleanup.policy": "compact"}
+
         # DeleteTopics
         deleted = admin.delete_topics([one, two], raise_errors=False)
         assert sorted((t["name"], t["error_code"]) for t in deleted["topics"]) == sorted([(one, 0), (two, 0)])

@@ -35,10 +35,18 @@ _UNKNOWN_TOPIC = 3
 
 
 def read_cluster(
-    admin: KafkaAdminClient, *, partition_states: bool = False, topics: Collection[str] | None = None
+    admin: KafkaAdminClient,
+    *,
+    partition_states: bool = False,
+    topics: Collection[str] | None = None,
+    configs_of: Collection[str] | None = None,
 ) -> ClusterState:
     """The cluster now: brokers, cluster id, and every topic (or only ``topics``) with its id, replicas,
-    overrides and reassignment; with ``partition_states``, each partition's leader and ISR too."""
+    overrides and reassignment; with ``partition_states``, each partition's leader and ISR too.
+
+    ``configs_of``: only these topics' overrides are described, the others' left empty. DescribeConfigs is most
+    of a whole read (36 entries a topic for kafka-python to turn into dicts: about 7 s for 10,000 topics here,
+    against 0.5 s for their Metadata), and a batch plans only its own topics."""
     cluster: Mapping[str, Any] = admin.describe_cluster()
     brokers = {
         int(b["broker_id"]): Broker(
@@ -59,7 +67,8 @@ def read_cluster(
             found[topic["name"]] = topic
         elif code not in (_NO_ERROR, _UNKNOWN_TOPIC, _LEADER_NOT_AVAILABLE):
             unreadable[topic["name"]] = _error_text(code)
-    overrides = _topic_overrides(admin, sorted(found))
+    described_configs = sorted(found) if configs_of is None else sorted(set(configs_of) & set(found))
+    overrides = _topic_overrides(admin, described_configs)
     moving = _reassignments(admin, sorted(found))
     states = {
         name: _topic_state(topic, overrides.get(name, {}), moving.get(name, {}), partition_states)

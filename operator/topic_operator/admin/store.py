@@ -47,9 +47,12 @@ class AdminStore:
         partition_states: bool = False,
         topics: Collection[str] | None = None,
         deadline: float | Patience = DEFAULT_DEADLINE,
+        configs_of: Collection[str] | None = None,
     ) -> ClusterState:
         with reaching(self.settings, self.deadline):
-            return read_cluster(self.admin, partition_states=partition_states, topics=topics)
+            return read_cluster(
+                self.admin, partition_states=partition_states, topics=topics, configs_of=configs_of
+            )
 
     def close(self) -> None:
         """Close the client (bounded: kafka-python stops its I/O thread)."""

@@ -132,13 +132,14 @@ class AdminWriter:
         return refused
 
     def _await_metadata(self, partitions: Mapping[str, int]) -> None:
-        """Until the brokers' metadata shows the topics created and grown with their partitions (it can lag the
-        controller's answer, ``kraft.md`` §5.7), so that the read after a write sees it; at most
-        ``METADATA_WAIT`` seconds, after which the next read catches up."""
+        """Until the brokers' metadata shows the topics created and grown with their partitions, each with a
+        leader (it can lag the controller's answer, ``kraft.md`` §5.7), so that the read after a write sees them
+        as a user will; at most ``METADATA_WAIT`` seconds, after which the next read catches up."""
         if not partitions:
             return
         give_up = time.monotonic() + min(self._timeout, METADATA_WAIT)
         pending = dict(partitions)
+        pause = 0.005
         while pending and time.monotonic() < give_up:
             try:
                 with reaching(self._settings, self._timeout):
@@ -146,12 +147,16 @@ class AdminWriter:
             except AdminClientError:
                 return
             for topic in described:
-                if topic.get("error_code", 0) == 0 and len(topic.get("partitions", ())) >= pending.get(
-                    topic["name"], 0
+                found = topic.get("partitions", ())
+                if (
+                    topic.get("error_code", 0) == 0
+                    and len(found) >= pending.get(topic["name"], 0)
+                    and all(p.get("leader_id", -1) >= 0 for p in found)
                 ):
                     pending.pop(topic["name"], None)
             if pending:
-                time.sleep(0.05)
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
 
     def _batch(
         self,

@@ -44,6 +44,8 @@ class ClusterLink(Protocol):
 
     def state(self) -> ClusterState: ...
 
+    def state_for(self, topics: Collection[str]) -> ClusterState: ...
+
     def read(self, topics: Collection[str]) -> ClusterState: ...
 
     def stop_listening(self) -> None: ...
@@ -108,6 +110,10 @@ class ZooKeeperLink:
         """The cluster as the watches last saw it; re-reads only what changed."""
         return self.watched.state()
 
+    def state_for(self, topics: Collection[str]) -> ClusterState:
+        """The watched view: every topic is in it at no cost."""
+        return self.watched.state()
+
     def read(self, topics: Collection[str]) -> ClusterState:
         """Just these topics, read now: a view whose watches may lag must not decide what was written."""
         return read_cluster(self.client, topics=topics, deadline=self.deadline)
@@ -148,6 +154,11 @@ class AdminLink:
 
     def state(self) -> ClusterState:
         return self._reading(lambda: self.store.read_cluster())
+
+    def state_for(self, topics: Collection[str]) -> ClusterState:
+        """The whole cluster with only ``topics``' overrides described: a batch plans only its own topics, and
+        describing every topic's configs is most of a whole read."""
+        return self._reading(lambda: self.store.read_cluster(configs_of=topics))
 
     def read(self, topics: Collection[str]) -> ClusterState:
         return self._reading(lambda: self.store.read_cluster(topics=topics))

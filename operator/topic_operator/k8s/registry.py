@@ -152,7 +152,7 @@ class ClusterHandle:
         reconciler = self.reconciler
         desired = [request.spec for _, request in items if not request.deleting]
         deleting = [request.spec for _, request in items if request.deleting]
-        state = self.link.state()
+        state = self.link.state_for([request.spec.name for _, request in items])
         if deleting:  # never decide "already gone" from a view whose watches may lag: read those topics now
             fresh = self.link.read([s.name for s in deleting])
             state = _with_fresh(state, fresh, deleting)

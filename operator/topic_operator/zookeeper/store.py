@@ -34,7 +34,10 @@ class ZooKeeperStore:
         partition_states: bool = False,
         topics: Collection[str] | None = None,
         deadline: float | Patience = DEFAULT_DEADLINE,
+        configs_of: Collection[str] | None = None,
     ) -> ClusterState:
+        """``snapshot.read_cluster``: every topic's overrides, whatever ``configs_of`` says (they are znodes of
+        their own, read together with the topic's)."""
         return read_cluster(self.client, partition_states=partition_states, topics=topics, deadline=deadline)
 
     def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:
