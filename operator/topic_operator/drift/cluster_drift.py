@@ -39,8 +39,8 @@ from topic_operator.drift.rules import (
     unobserved_finding,
 )
 from topic_operator.kafka.cluster_release import release_report
-from topic_operator.kafka.releases import KafkaVersion
-from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
+from topic_operator.kafka.releases import KafkaVersion, format_version
+from topic_operator.model import Backend, ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicStatus
 from topic_operator.snapshot_rows import (
     HEADER_FIELDS,
@@ -179,6 +179,9 @@ _FIELD_TYPES: Final[dict[str, Any]] = {
     "kraft_migration": _is_str,
     "kraft_migration_stage": _is_str,
     "kafka_release": lambda v: type(v) is dict,
+    "backend": lambda v: v in ("zookeeper", "kraft"),
+    "broker_release": lambda v: _is_str(v) and v.count(".") == 1 and all(p.isdigit() for p in v.split(".")),
+    "metadata_version": _is_str,
     "topic": _is_str,
     "partitions": _partitions,
     "topic_id": _is_str,
@@ -667,12 +670,27 @@ def cluster_drift(
 
 
 def release_line_text(declared: KafkaVersion, state: ClusterState) -> str | None:
-    """The report's line on the cluster's Kafka release: declared, what the snapshot shows, and the warning."""
+    """The report's line on the cluster's Kafka release: declared, what the snapshot shows, and the warning; for
+    a cluster read through its brokers, that it was, and the release and ``metadata.version`` they answered."""
+    if state.backend is Backend.KRAFT:
+        return _brokers_release_text(declared, state)
     if state.release_evidence is None:
         return None
     report = release_report(declared, state.release_evidence)
     text = f"kafkaVersion {report['declared']}; ZooKeeper shows Kafka {report['seen']}"
     return f"{text}. Warning: {report['warning']}" if report["warning"] else text
+
+
+def _brokers_release_text(declared: KafkaVersion, state: ClusterState) -> str:
+    answered = state.broker_release
+    text = f"kafkaVersion {format_version(declared)}; read through the brokers (Kafka's Admin protocol)"
+    if answered is not None:
+        text += f", which answer as Kafka {format_version(answered)}"
+    if state.metadata_version is not None:
+        text += f", metadata.version {state.metadata_version}"
+    if answered is not None and answered != declared:
+        text += f". Warning: the brokers answer as Kafka {format_version(answered)}, not {format_version(declared)}"
+    return text
 
 
 # -- the run's message --------------------------------------------------------------------------------------------
