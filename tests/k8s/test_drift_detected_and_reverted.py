@@ -7,12 +7,15 @@ import dataclasses
 from typing import Any
 
 import pytest
-from k8s_world import World, kafka_topic, ready, wait_for_view
+from k8s_world import World, kafka_cluster, kafka_topic, ready, wait_for_view
 from kazoo.client import KazooClient
 
+from harness.kafka_cluster import make_kafka_cluster
 from harness.states import cluster_spec, spec
+from harness.zookeeper import ZkChroot
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
+from topic_operator.zookeeper.simulated_brokers import register_broker
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper
@@ -105,3 +108,29 @@ def test_a_topic_deleted_behind_our_back_is_recreated(
     world.run(scenario)
     assert read_cluster(kafka_zk).topics["orders"].partition_count == 2
     assert ready(orders)["reason"] == "Created"
+
+
+def test_a_topic_refused_for_too_few_brokers_is_created_once_they_are_back(
+    world: World, zk_chroot: ZkChroot, zk: KazooClient
+) -> None:
+    """Brokers restarting: only one registered when the KafkaTopic is handled. Kafka's refusal is the cluster's
+    state, not the declaration's, so the drift round creates the topic once the brokers are back."""
+    make_kafka_cluster(zk, ("a",))
+    cluster = kafka_cluster("main", zk_chroot.connect_string)
+    orders = kafka_topic("orders", partitions=2, replicas=3)
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        await world.topic_changed(orders)
+        assert ready(orders)["reason"] == "Invalid"
+        assert "Replication factor: 3 larger than available brokers: 1." in ready(orders)["message"]
+        await world.tick(cluster)  # still one broker: still refused, nothing written
+        assert "orders" not in read_cluster(zk).topics
+        for broker, rack in ((1, "b"), (2, "c")):
+            register_broker(zk, broker, rack=rack)
+        wait_for_view(world, lambda state: len(state.brokers) == 3)
+        await world.tick(cluster)
+
+    world.run(scenario)
+    assert ready(orders)["reason"] == "Created"
+    assert read_cluster(zk).topics["orders"].replication_factor == 3

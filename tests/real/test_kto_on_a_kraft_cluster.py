@@ -129,6 +129,12 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         assert again.returncode == 0, again.stderr
         assert "apply: nothing to change" in again.stdout
         assert _kto("plan", "-f", str(grown)).returncode == 0
+        described = _kto(
+            "describe", name, "--bootstrap-server", kraft.bootstrap_servers, "--kafka-version", "3.9"
+        )
+        assert "kafka release: the brokers answer as Kafka 3.9, metadata.version 3.9-IV0 (ApiVersions)" in (
+            described.stderr
+        )
 
         # a snapshot through the brokers says how it was read, and plans as the live cluster does
         snapshot = tmp_path / "snapshot.jsonl"

@@ -5,16 +5,21 @@ within its deadline in one line saying which, with nothing written and no passwo
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from harness.kraft_cluster import ClientListener, KRaftCluster, kraft_distribution
+from harness.kto_objects import KTO_API, kafka_topic, ready, wait_cluster_ready, wait_topic
+from harness.kube_client import KubeClient
+from harness.operator_process import Operator
 from harness.real_apiserver import Credentials
 
 pytestmark = pytest.mark.timeout(240)
@@ -123,3 +128,56 @@ def test_a_wrong_way_in_is_one_line_within_the_deadline(
     assert words in line
     assert "not-it" not in line
     assert PASSWORD not in line
+
+
+def _secret(namespace: str, name: str, **data: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+    }
+
+
+def test_the_operator_reaches_the_brokers_with_scram_and_tls_from_secrets(
+    secured: tuple[KRaftCluster, Credentials],
+    kube: KubeClient,
+    namespace: str,
+    operators: Callable[..., Operator],
+) -> None:
+    cluster, credentials = secured
+    operator = operators(KTO_ZK_CONNECTION_TIMEOUT="5")
+    operator.wait_ready()
+    kube.create("secrets", _secret(namespace, "kafka-ca", **{"ca.crt": credentials.ca_file.read_text()}))
+    kube.create("secrets", _secret(namespace, "kto-user", username="kto", password=PASSWORD))
+    kube.create("secrets", _secret(namespace, "wrong-user", username="kto", password="not-it"))
+
+    def declare(name: str, user_secret: str) -> None:
+        kube.create(
+            "kafkaclusters",
+            {
+                "apiVersion": KTO_API,
+                "kind": "KafkaCluster",
+                "metadata": {"namespace": namespace, "name": name},
+                "spec": {
+                    "bootstrapServers": cluster.client_bootstrap_servers,
+                    "kafkaVersion": "3.9",
+                    "tls": {"secretName": "kafka-ca"},
+                    "sasl": {"mechanism": "SCRAM-SHA-512", "secretName": user_secret},
+                },
+            },
+        )
+
+    declare("main", "kto-user")
+    declare("refused", "wrong-user")
+    assert ready(wait_cluster_ready(kube, namespace))["reason"] == "Connected"
+    refused = wait_cluster_ready(kube, namespace, "refused", status="False", timeout=60)
+    assert ready(refused)["reason"] == "AuthFailed"
+    assert "refused the SASL SCRAM-SHA-512 credentials of user 'kto'" in ready(refused)["message"]
+    assert "not-it" not in ready(refused)["message"]
+
+    topic = f"secured-{uuid.uuid4().hex[:6]}"
+    kube.create("kafkatopics", kafka_topic(namespace, topic, partitions=2, replicas=3))
+    created = wait_topic(kube, namespace, topic, 1, "Created")
+    assert (created["status"]["partitions"], created["status"]["replicas"]) == (2, 3)
+    assert "Traceback" not in operator.output()

@@ -43,8 +43,14 @@ KTO = str(Path(sys.executable).parent / "kto")
 def operator(
     kube: KubeClient, operator_kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Operator]:
+    # brokers killed make each request wait out the deadline (as a lost ZooKeeper does): a short one here
     with ready_operator(
-        tmp_path_factory.mktemp("kraft-operator"), operator_kubeconfig, **AS_DEPLOYED, KTO_DRIFT_INTERVAL="2"
+        tmp_path_factory.mktemp("kraft-operator"),
+        operator_kubeconfig,
+        **AS_DEPLOYED,
+        KTO_DRIFT_INTERVAL="2",
+        KTO_ZK_DEADLINE="10",
+        KTO_ZK_CONNECTION_TIMEOUT="5",
     ) as started:
         yield started
 
@@ -192,3 +198,55 @@ def test_unreachable_brokers_are_ready_false_with_the_reason(
     )
     assert ready(body)["status"] == "False"
     assert ready(body)["reason"] == "ClusterUnavailable"
+
+
+def test_a_topic_deleted_behind_the_operator_s_back_is_created_again_with_its_new_id(
+    kube: KubeClient, namespace: str, kraft: KRaftCluster, operator: Operator
+) -> None:
+    kube.create("kafkaclusters", _kraft_cluster(namespace, kraft.bootstrap_servers))
+    wait_cluster_ready(kube, namespace)
+    name = f"gone-{uuid.uuid4().hex[:6]}"
+    kube.create("kafkatopics", kafka_topic(namespace, name, partitions=2, replicas=2))
+    first = wait_topic(kube, namespace, name, 1, "Created")["status"]["topicId"]
+    settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
+    with connected(settings, deadline=30) as admin:
+        admin.delete_topics([name])
+        eventually(lambda: name not in admin.list_topics(), timeout=30, what=f"topic {name} deleted")
+
+    def recreated() -> str | None:  # the drift round (every 2 s here) creates it again
+        status = kube.get(KTO_API, "kafkatopics", namespace, name).get("status") or {}
+        return status.get("topicId") if status.get("topicId") not in (None, first) else None
+
+    second = eventually(
+        recreated, timeout=60, what=f"topic {name} created again, with a new id in its status"
+    )
+    assert len(replica_lists(kraft.bootstrap_servers, name)) == 2
+    assert second != first
+
+
+def test_brokers_that_go_away_are_reconnected_and_what_waited_then_lands(
+    kube: KubeClient, namespace: str, kraft: KRaftCluster, operator: Operator
+) -> None:
+    """Last in the module: it stops the session's KRaft brokers (and starts them again)."""
+    kube.create("kafkaclusters", _kraft_cluster(namespace, kraft.bootstrap_servers))
+    wait_cluster_ready(kube, namespace)
+    for broker in kraft.brokers:
+        kraft.kill_broker(broker.id)
+    try:
+        down = wait_cluster_ready(kube, namespace, status="False", timeout=60)
+        assert ready(down)["reason"] == "ClusterUnavailable"
+        name = f"late-{uuid.uuid4().hex[:6]}"
+        kube.create("kafkatopics", kafka_topic(namespace, name, partitions=3, replicas=3))
+        waiting = kube.wait_for(
+            lambda: ready(b := kube.get(KTO_API, "kafkatopics", namespace, name)).get("reason") and b,
+            timeout=60,
+            what="the KafkaTopic's Ready condition while the brokers are away",
+        )
+        assert (ready(waiting)["status"], ready(waiting)["reason"]) == ("False", "ClusterUnavailable")
+    finally:
+        for broker in kraft.brokers:
+            kraft.start_broker(broker.id)
+    back = wait_cluster_ready(kube, namespace, timeout=90)
+    assert ready(back)["reason"] == "Connected"
+    wait_topic(kube, namespace, name, 1, "Created", timeout=90)
+    assert len(replica_lists(kraft.bootstrap_servers, name)) == 3

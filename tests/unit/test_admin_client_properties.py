@@ -3,8 +3,10 @@ them, and every refusal naming the property, its value and the rule (never a pas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import kafka.errors as kafka_errors
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,7 +18,13 @@ from topic_operator.admin.client_settings import (
     read_properties,
     settings_from_properties,
 )
-from topic_operator.admin.errors import AdminSettingsError
+from topic_operator.admin.connection import reaching
+from topic_operator.admin.errors import (
+    AdminRequestError,
+    AdminSettingsError,
+    BrokersRefusedCredentialsError,
+    BrokersUnavailableError,
+)
 
 SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="kto" password="s3cr=t;x";'
 
@@ -159,3 +167,40 @@ def test_any_properties_text_reads_or_is_refused_in_one_line(text: str) -> None:
     except AdminSettingsError as refused:
         refusal = str(refused)
     assert "\n" not in refusal.strip() or "\n" in text  # a refusal is one line, unless it quotes the input's
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected", "words"),
+    [
+        (
+            lambda: kafka_errors.UnknownBrokerIdError(2),
+            BrokersUnavailableError,
+            "no broker of b:9092 answered within 5 s",
+        ),
+        (
+            lambda: kafka_errors.KafkaTimeoutError("Unable to bootstrap"),
+            BrokersUnavailableError,
+            "Unable to bootstrap",
+        ),
+        (
+            lambda: kafka_errors.SaslAuthenticationFailedError("bad"),
+            BrokersRefusedCredentialsError,
+            "refused the SASL",
+        ),
+        (
+            lambda: kafka_errors.PolicyViolationError("no"),
+            AdminRequestError,
+            "a request to the brokers b:9092 failed",
+        ),
+        (lambda: KeyError("assignments"), AdminRequestError, "the Admin client failed on a request"),
+    ],
+    ids=["unknown-broker", "timeout", "sasl", "error-answer", "client-bug"],
+)
+def test_whatever_the_client_raises_becomes_one_admin_error(
+    raised: Callable[[], BaseException], expected: type[Exception], words: str
+) -> None:
+    settings = AdminSettings(bootstrap_servers=("b:9092",), sasl_mechanism="PLAIN", username="u")
+    with pytest.raises(expected) as caught, reaching(settings, 5.0):
+        raise raised()
+    assert words in str(caught.value)
+    assert "\n" not in str(caught.value)

@@ -16,7 +16,7 @@ import ssl
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import kafka.errors as kafka_errors
 from kafka.admin import KafkaAdminClient
@@ -24,22 +24,26 @@ from kafka.admin import KafkaAdminClient
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.errors import (
     AdminClientError,
+    AdminRequestError,
     AdminSettingsError,
     BrokersRefusedCredentialsError,
     BrokersTlsError,
     BrokersUnavailableError,
 )
 
-__all__ = ["connected", "open_admin", "reaching"]
+__all__ = ["connected", "open_admin", "reaching", "ssl_context_of"]
 
-_T = TypeVar("_T")
+logger = logging.getLogger(__name__)
 
-_UNREACHABLE = (
+
+_UNREACHABLE_KINDS = (
     kafka_errors.KafkaTimeoutError,
     kafka_errors.KafkaConnectionError,
     kafka_errors.NodeNotReadyError,
     kafka_errors.RequestTimedOutError,
     kafka_errors.MetadataEmptyBrokerList,
+    kafka_errors.UnknownBrokerIdError,
+    kafka_errors.RetriableError,
     ConnectionError,
     TimeoutError,
 )
@@ -171,7 +175,7 @@ def reaching(
         ) from None
     except ssl.SSLError as error:
         raise BrokersTlsError(f"TLS with the brokers {servers} failed: {_reason(error)}") from None
-    except _UNREACHABLE as error:
+    except _UNREACHABLE_KINDS as error:
         logged = why_not() if why_not is not None else None
         if logged is not None and "SaslAuthenticationFailed" in logged:
             raise _refused(settings, logged) from None
@@ -180,6 +184,15 @@ def reaching(
         hint = _hint(settings) if why_not is not None else ""
         raise BrokersUnavailableError(
             f"no broker of {servers} answered within {deadline:g} s ({logged or _reason(error)})" + hint
+        ) from None
+    except kafka_errors.KafkaError as error:  # any other answer or state of the client: this request failed
+        raise AdminRequestError(f"a request to the brokers {servers} failed: {_reason(error)}") from None
+    except (
+        Exception
+    ) as error:  # kafka-python's own failures (a KeyError, a ValueError) end the call, not the process
+        logger.debug("kafka-python failed on a request to %s", servers, exc_info=True)
+        raise AdminRequestError(
+            f"the Admin client failed on a request to the brokers {servers}: {type(error).__name__}: {_reason(error)}"
         ) from None
 
 
@@ -192,12 +205,6 @@ def _refused(settings: AdminSettings, reason: str) -> BrokersRefusedCredentialsE
 
 def _is_tls(reason: str) -> bool:
     return any(word in reason for word in ("SSL", "CERTIFICATE", "certificate", "TLS", "handshake"))
-
-
-def call(settings: AdminSettings, deadline: float, what: Callable[[], _T]) -> _T:
-    """``what()`` under ``reaching``."""
-    with reaching(settings, deadline):
-        return what()
 
 
 def _hint(settings: AdminSettings) -> str:

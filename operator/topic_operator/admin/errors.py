@@ -10,6 +10,7 @@ from topic_operator.cluster_store import ClusterUnavailableError
 
 __all__ = [
     "AdminClientError",
+    "AdminRequestError",
     "AdminSettingsError",
     "BrokersRefusedCredentialsError",
     "BrokersTlsError",
@@ -24,6 +25,11 @@ class AdminClientError(Exception):
 class AdminSettingsError(AdminClientError, ValueError):
     """A client property, bootstrap address or credential that cannot be used: names the property, the value
     (never a secret's) and the rule."""
+
+
+class AdminRequestError(AdminClientError):
+    """A request failed in a way that is neither a refusal of the topic (those are per-topic results) nor the
+    brokers being away: an error answer for the whole request, or a failure inside the client."""
 
 
 class BrokersUnavailableError(AdminClientError, ClusterUnavailableError):

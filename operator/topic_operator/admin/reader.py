@@ -74,12 +74,13 @@ def read_cluster(
         name: _topic_state(topic, overrides.get(name, {}), moving.get(name, {}), partition_states)
         for name, topic in found.items()
     }
-    controller = cluster.get("controller_id")
     return ClusterState(
         cluster_id=cluster.get("cluster_id"),
         brokers=brokers,
         topics=states,
-        controller=int(controller) if controller is not None and int(controller) >= 0 else None,
+        # Not DescribeCluster's controller_id: with a KRaft controller it names a random live broker (KafkaApis
+        # answers so; clients never see KRaft controllers), a different one at each read.
+        controller=None,
         unreadable_topics=unreadable,
         backend=Backend.KRAFT,
         broker_release=broker_release(admin, sorted(brokers)),

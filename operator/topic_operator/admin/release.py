@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import kafka.errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
 from topic_operator.kafka.metadata_versions import metadata_version_name
@@ -25,7 +26,12 @@ def broker_release(admin: KafkaAdminClient, broker_ids: Iterable[int]) -> KafkaV
     """The oldest release line among the brokers' ApiVersions answers (None when none could be asked)."""
     found: list[KafkaVersion] = []
     for broker in broker_ids:
-        data = admin.get_broker_version_data(broker)
+        try:
+            data = admin.get_broker_version_data(broker)
+        except (
+            kafka_errors.KafkaError
+        ):  # not connected yet (just restarted, not in the client's metadata): the rest tell
+            continue
         version = getattr(data, "broker_version", None)
         if isinstance(version, tuple) and len(version) >= 2:
             found.append((int(version[0]), int(version[1])))

@@ -542,9 +542,22 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 
 def _note_release(state: ClusterState) -> None:
-    """One stderr line: the Kafka release ZooKeeper shows, and the znode facts it is read from."""
+    """One stderr line: the Kafka release ZooKeeper shows, and the znode facts it is read from; or, read through
+    the brokers, the release and ``metadata.version`` they answer with."""
     from topic_operator.kafka.cluster_release import release_bounds
+    from topic_operator.kafka.releases import format_version
 
+    if state.broker_release is not None or state.metadata_version is not None:
+        answered = (
+            format_version(state.broker_release) if state.broker_release is not None else "an unknown release"
+        )
+        metadata = (
+            f", metadata.version {state.metadata_version}" if state.metadata_version is not None else ""
+        )
+        print(
+            f"kafka release: the brokers answer as Kafka {answered}{metadata} (ApiVersions)", file=sys.stderr
+        )
+        return
     if state.release_evidence is None:
         return
     bounds = release_bounds(state.release_evidence)

@@ -17,6 +17,7 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
 from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.errors import AdminClientError
 from topic_operator.admin.store import AdminStore, open_store
 from topic_operator.cluster_store import ClusterStore, ClusterUnavailableError
 from topic_operator.model import ClusterState
@@ -166,7 +167,7 @@ class AdminLink:
     def _reading(self, read: _Read) -> ClusterState:
         try:
             state = read()
-        except ClusterUnavailableError as error:
+        except (ClusterUnavailableError, AdminClientError) as error:
             with self._lock:
                 if self._failing_since is None:
                     self._failing_since = time.monotonic()

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from topic_operator.k8s.cluster_config import reaches_brokers
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.status import cluster_status, same_status
@@ -112,14 +113,16 @@ async def keep_session(
             await _pause(stopped, CHECK_INTERVAL)
             continue
         if lost and why is None:  # kazoo is reconnecting by itself: say so once, and let it
-            down = await _went_down(ctx, body(), label, down, "ZooKeeper connection lost; reconnecting")
+            lost_what = "connection to the brokers" if reaches_brokers(body()) else "ZooKeeper connection"
+            down = await _went_down(ctx, body(), label, down, f"{lost_what} lost; reconnecting")
             await _pause(stopped, CHECK_INTERVAL)
             continue
         verdict = await round_()  # connects first when there is no session, or a dead one
         next_round = time.monotonic() + every
         if verdict.retry is None:
             if down is not None:
-                logger.info("KafkaCluster %s: ZooKeeper session back; serving it again", label)
+                back = "connection to the brokers" if reaches_brokers(body()) else "ZooKeeper session"
+                logger.info("KafkaCluster %s: %s back; serving it again", label, back)
             down = None
             backoff.reset()
             ctx.metrics.connected.labels(label).set(1)

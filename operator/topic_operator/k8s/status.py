@@ -151,12 +151,13 @@ def ready_for_outcome(
             return Condition(READY, False, Reason.CONFLICT, _cut(message + _messages(errors)))
         case TopicOutcome.NOT_WRITTEN:
             message = (
-                f"ZooKeeper stayed away past the deadline; topic {topic} was not (wholly) changed, retrying: "
+                f"The cluster (its ZooKeeper or its brokers) stayed away past the deadline; topic {topic} was not "
+                "(wholly) changed, retrying: "
             )
             return Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, _cut(message + _messages(errors)))
         case TopicOutcome.UNKNOWN:
             message = (
-                f"The change to topic {topic} was sent, but ZooKeeper went away before answering and did not come "
+                f"The change to topic {topic} was sent, but the cluster went away before answering and did not come "
                 "back within the deadline; retrying (the retry re-reads the topic first): "
             )
             return Condition(READY, False, Reason.CLUSTER_UNAVAILABLE, _cut(message + _messages(errors)))

@@ -500,6 +500,8 @@ async def check_drift(
                 await _patch(ctx, body, {"drift": rows, "driftCount": len(rows)})
         elif not settled and ready.get("reason") not in _FINAL_REFUSALS:
             again.append(body)  # left unsettled: its cluster was down, or the owner it lost to is gone
+        elif _current(body) and ready.get("reason") == Reason.INVALID.value and _refusal_lifted(topic_plan):
+            again.append(body)  # refused against the cluster as it was (too few brokers up): no longer
         elif not changes and (body.get("status") or {}).get("driftCount"):
             again.append(body)  # drift that went away (reverted by hand): clear it
         elif settled and not changes and _topic_id_unreported(body, state.topics.get(spec.name)):
@@ -522,6 +524,14 @@ async def check_drift(
     ctx.metrics.record_census(handle.label, census)
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted
+
+
+def _refusal_lifted(topic_plan: TopicPlan | None) -> bool:
+    """A valid declaration the engine refused against the cluster (a replication factor above the brokers up at
+    the time, a broker of its assignment not registered) that the cluster as it is now takes: the refusal was
+    the cluster's state, not the declaration's, so the topic is reconciled again. A declaration itself invalid
+    never gets here (it is refused before planning, and only a new spec brings it back)."""
+    return topic_plan is not None and not topic_plan.rejections and bool(topic_plan.actions)
 
 
 def _topic_id_unreported(body: Mapping[str, Any], topic: TopicState | None) -> bool:
