@@ -127,8 +127,12 @@ class TimedStore(AdminStore):
     """``AdminStore`` whose whole reads and writes are timed (``read_s``, ``write_s``), for the split of
     ``Reconciler.apply`` into read, plan and write."""
 
-    def __init__(self, admin: TimedAdmin, settings: AdminSettings, *, deadline: float) -> None:
-        super().__init__(cast(KafkaAdminClient, admin), settings, deadline=deadline)
+    def __init__(
+        self, admin: TimedAdmin, settings: AdminSettings, *, deadline: float, confirm_writes: bool = True
+    ) -> None:
+        super().__init__(
+            cast(KafkaAdminClient, admin), settings, deadline=deadline, confirm_writes=confirm_writes
+        )
         self.read_s = 0.0
         self.write_s = 0.0
 
@@ -138,10 +142,11 @@ class TimedStore(AdminStore):
         partition_states: bool = False,
         topics: Collection[str] | None = None,
         deadline: float | Patience = DEFAULT_DEADLINE,
+        configs_of: Collection[str] | None = None,
     ) -> ClusterState:
         state, seconds = timed(
             lambda: super(TimedStore, self).read_cluster(
-                partition_states=partition_states, topics=topics, deadline=deadline
+                partition_states=partition_states, topics=topics, deadline=deadline, configs_of=configs_of
             )
         )
         self.read_s += seconds
@@ -340,7 +345,9 @@ class Creation:
             self.replicas,
         )
         admin = TimedAdmin(self.admin)
-        store = TimedStore(admin, self.settings, deadline=ADMIN_DEADLINE)
+        store = TimedStore(
+            admin, self.settings, deadline=ADMIN_DEADLINE, confirm_writes=False
+        )  # as kto apply
         run = ProductRun()
         cpu = time.process_time()
         started = time.perf_counter()

@@ -22,7 +22,8 @@ __all__ = ["AdminStore", "open_store"]
 class AdminStore:
     """``admin`` (bootstrapped from ``settings``): reads in four requests, writes one request of each kind per
     batch. ``deadline`` bounds every request: it is the client's request time-out (``connection.open_admin``).
-    ``may_write`` is asked before each write request (the operator's leader lease)."""
+    ``may_write`` is asked before each write request (the operator's leader lease); ``confirm_writes``: see
+    ``AdminWriter``."""
 
     def __init__(
         self,
@@ -31,11 +32,14 @@ class AdminStore:
         *,
         deadline: float = DEFAULT_DEADLINE,
         may_write: Callable[[], bool] | None = None,
+        confirm_writes: bool = True,
     ) -> None:
         self.admin = admin
         self.settings = settings
         self.deadline = deadline
-        self.writer = AdminWriter(admin, settings, timeout=deadline, may_write=may_write)
+        self.writer = AdminWriter(
+            admin, settings, timeout=deadline, may_write=may_write, confirm_writes=confirm_writes
+        )
 
     @property
     def backend(self) -> Backend:
