@@ -155,11 +155,10 @@ def test_the_operator_manages_a_kraft_cluster(
         with pytest.raises(KubeApiError, match="can only be increased"):
             kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 4}})
         assert len(replica_lists(kraft.bootstrap_servers, name)) == 8
-        assert events_of(kube, namespace, name) == [
-            ("Normal", "Created"),
-            ("Normal", "Updated"),
-            ("Normal", "Updated"),
-        ]
+        expected = [("Normal", "Created"), ("Normal", "Updated"), ("Normal", "Updated")]
+        kube.wait_for(
+            lambda: events_of(kube, namespace, name) == expected, timeout=10, what="one Event a change"
+        )
 
         single = f"single-{uuid.uuid4().hex[:6]}"
         kube.create("kafkatopics", kafka_topic(namespace, single, partitions=2, replicas=1))
@@ -222,6 +221,35 @@ def test_a_topic_deleted_behind_the_operator_s_back_is_created_again_with_its_ne
     )
     assert len(replica_lists(kraft.bootstrap_servers, name)) == 2
     assert second != first
+
+
+def test_an_unmanaged_topic_is_listed_then_adopted(
+    kube: KubeClient, namespace: str, kraft: KRaftCluster, operator: Operator
+) -> None:
+    legacy = f"legacy-{uuid.uuid4().hex[:6]}"
+    settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
+    with connected(settings, deadline=30) as admin:  # made by another tool, before any KafkaTopic
+        admin.create_topics(
+            {legacy: {"num_partitions": 2, "replication_factor": 2, "configs": {"retention.ms": "60000"}}}
+        )
+        eventually(lambda: legacy in admin.list_topics(), timeout=30, what=f"topic {legacy} created")
+    kube.create("kafkaclusters", _kraft_cluster(namespace, kraft.bootstrap_servers))
+    cluster = wait_cluster_ready(kube, namespace)
+    assert legacy in cluster["status"]["unmanagedTopics"]
+
+    kube.create(
+        "kafkatopics",
+        kafka_topic(namespace, legacy, partitions=2, replicas=2, config={"retention.ms": 120000}),
+    )
+    adopted = wait_topic(kube, namespace, legacy, 1, "Adopted")
+    assert (ready(adopted)["status"], adopted["status"]["partitions"]) == ("True", 2)
+    assert "config.retention.ms: 60000 -> 120000" in ready(adopted)["message"]
+    kube.wait_for(  # posted once the status has landed
+        lambda: events_of(kube, namespace, legacy) == [("Normal", "Adopted")],
+        timeout=10,
+        what="the Adopted Event",
+    )
+    assert topic_config(kraft.bootstrap_servers, legacy) == {"retention.ms": "120000"}
 
 
 def test_brokers_that_go_away_are_reconnected_and_what_waited_then_lands(

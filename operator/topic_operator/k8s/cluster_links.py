@@ -28,7 +28,10 @@ from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter
 
-__all__ = ["AdminLink", "ClusterLink", "ZooKeeperLink", "open_admin_link"]
+__all__ = ["PRESENT_WAIT", "AdminLink", "ClusterLink", "ZooKeeperLink", "open_admin_link"]
+
+PRESENT_WAIT = 5.0
+"""The most seconds a read after a write waits for the brokers' metadata to show what was written."""
 
 
 class ClusterLink(Protocol):
@@ -47,7 +50,7 @@ class ClusterLink(Protocol):
 
     def state_for(self, topics: Collection[str]) -> ClusterState: ...
 
-    def read(self, topics: Collection[str]) -> ClusterState: ...
+    def read(self, topics: Collection[str], *, present: Collection[str] = ()) -> ClusterState: ...
 
     def stop_listening(self) -> None: ...
 
@@ -115,8 +118,9 @@ class ZooKeeperLink:
         """The watched view: every topic is in it at no cost."""
         return self.watched.state()
 
-    def read(self, topics: Collection[str]) -> ClusterState:
-        """Just these topics, read now: a view whose watches may lag must not decide what was written."""
+    def read(self, topics: Collection[str], *, present: Collection[str] = ()) -> ClusterState:
+        """Just these topics, read now: a view whose watches may lag must not decide what was written. A znode
+        written is there to read at once: ``present`` needs no wait."""
         return read_cluster(self.client, topics=topics, deadline=self.deadline)
 
     def stop_listening(self) -> None:
@@ -161,8 +165,19 @@ class AdminLink:
         describing every topic's configs is most of a whole read."""
         return self._reading(lambda: self.store.read_cluster(configs_of=topics))
 
-    def read(self, topics: Collection[str]) -> ClusterState:
-        return self._reading(lambda: self.store.read_cluster(topics=topics))
+    def read(self, topics: Collection[str], *, present: Collection[str] = ()) -> ClusterState:
+        """Just these topics, read now. The broker answering may not have the metadata of a topic just written
+        yet (each broker applies the controller's records at its own pace), so while one of ``present`` is
+        missing or has no id the read is asked again, for at most ``PRESENT_WAIT`` seconds."""
+        give_up = time.monotonic() + PRESENT_WAIT
+        pause = 0.01
+        while True:
+            state = self._reading(lambda: self.store.read_cluster(topics=topics))
+            missing = [t for t in present if t not in state.topics or state.topics[t].topic_id is None]
+            if not missing or time.monotonic() >= give_up:
+                return state
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _reading(self, read: _Read) -> ClusterState:
         try:

@@ -164,7 +164,9 @@ class ClusterHandle:
             written and report.interrupted is None
         ):  # the watches may lag: read what we wrote, for an exact status
             try:
-                after = _with_fresh(state, self.link.read(written), written)
+                gone = {s.name for s in deleting}
+                present = [topic for topic in written if topic not in gone]
+                after = _with_fresh(state, self.link.read(written, present=present), written)
             except ClusterUnavailableError as error:  # written all the same: the next reconcile reads it
                 logger.warning(
                     "KafkaCluster %s: the batch's writes landed, re-reading them failed: %s",
