@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.real_kafka import RACKS, Broker, KafkaBrokers
+from harness.real_kafka import RACKS, SMALL_CLUSTER_SETTINGS, Broker, KafkaBrokers
 from harness.real_kraft import KRaftController, _wait_started, format_storage
 from harness.server_binaries import KafkaDistribution, kafka_distributions
 from topic_operator.zookeeper.local_server import free_port
@@ -140,16 +140,7 @@ class KRaftCluster(KafkaBrokers):
             "advertised.listeners": listeners,
             "listener.security.protocol.map": protocols,
             "log.dirs": broker.log_dir,
-            "offsets.topic.replication.factor": 1,
-            "offsets.topic.num.partitions": 3,
-            "transaction.state.log.replication.factor": 1,
-            "transaction.state.log.min.isr": 1,
-            "group.initial.rebalance.delay.ms": 0,
-            "auto.create.topics.enable": "false",
-            "num.network.threads": 2,
-            "num.io.threads": 2,
-            "num.partitions": 1,
-            "log.retention.check.interval.ms": 300000,
+            **SMALL_CLUSTER_SETTINGS,
             **settings,
         }
         return "".join(f"{key}={value}\n" for key, value in settings.items())

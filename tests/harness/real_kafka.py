@@ -30,6 +30,21 @@ from topic_operator.zookeeper.local_server import free_port
 __all__ = ["Broker", "KafkaBrokers"]
 
 RACKS = ("a", "b", "c")
+
+SMALL_CLUSTER_SETTINGS: dict[str, object] = {
+    "offsets.topic.replication.factor": 1,
+    "offsets.topic.num.partitions": 3,
+    "transaction.state.log.replication.factor": 1,
+    "transaction.state.log.min.isr": 1,
+    "group.initial.rebalance.delay.ms": 0,
+    "auto.create.topics.enable": "false",
+    "num.network.threads": 2,
+    "num.io.threads": 2,
+    "num.partitions": 1,
+    "log.retention.check.interval.ms": 300000,
+}
+"""What three brokers on one small machine need beside Kafka's defaults (ZooKeeper-mode and KRaft brokers alike):
+replication factor 1 for the internal topics, no automatic topic creation, two network and I/O threads."""
 STARTED = "started (kafka.server.KafkaServer)"
 
 
@@ -153,16 +168,7 @@ class KafkaBrokers(StartedServer):
             "log.dirs": broker.log_dir,
             "zookeeper.connect": self.connect_string,
             "zookeeper.session.timeout.ms": 18000,
-            "offsets.topic.replication.factor": 1,
-            "offsets.topic.num.partitions": 3,
-            "transaction.state.log.replication.factor": 1,
-            "transaction.state.log.min.isr": 1,
-            "group.initial.rebalance.delay.ms": 0,
-            "auto.create.topics.enable": "false",
-            "num.network.threads": 2,
-            "num.io.threads": 2,
-            "num.partitions": 1,
-            "log.retention.check.interval.ms": 300000,
+            **SMALL_CLUSTER_SETTINGS,
             # A controlled shutdown is retried this often: tests stop brokers and wait for it.
             "controlled.shutdown.retry.backoff.ms": 500,
         }
