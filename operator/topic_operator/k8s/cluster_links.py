@@ -61,14 +61,20 @@ class ZooKeeperLink:
     """A kazoo session, the watched view of the cluster, and the writer that asks ``may_write`` first."""
 
     def __init__(
-        self, client: KazooClient, address: str, *, deadline: float, session_timeout: float, may_write: object
+        self,
+        client: KazooClient,
+        address: str,
+        *,
+        deadline: float,
+        session_timeout: float,
+        may_write: Callable[[], bool] | None,
     ) -> None:
         self.client = client
         self.address = address
         self.deadline = deadline
         self.session_timeout = session_timeout
         self.watched = WatchedCluster(client, deadline=deadline)
-        writer = ZooKeeperWriter(client, deadline=deadline, may_write=may_write)  # type: ignore[arg-type]
+        writer = ZooKeeperWriter(client, deadline=deadline, may_write=may_write)
         self.store: ClusterStore = ZooKeeperStore(client, writer)
         self.disconnected_since: float | None = None
         """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written
