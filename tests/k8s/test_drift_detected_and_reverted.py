@@ -13,6 +13,8 @@ from kazoo.client import KazooClient
 from harness.kafka_cluster import make_kafka_cluster
 from harness.states import cluster_spec, spec
 from harness.zookeeper import ZkChroot
+from topic_operator.cluster_store import ClusterUnavailableError
+from topic_operator.k8s import handlers
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
 from topic_operator.zookeeper.simulated_brokers import register_broker
@@ -134,3 +136,23 @@ def test_a_topic_refused_for_too_few_brokers_is_created_once_they_are_back(
     world.run(scenario)
     assert ready(orders)["reason"] == "Created"
     assert read_cluster(zk).topics["orders"].replication_factor == 3
+
+
+def test_a_cluster_lost_between_its_description_and_its_drift_check_is_not_served_not_a_crash(
+    world: World, cluster: dict[str, Any], kafka_zk: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round describes the cluster, then reads it again to check its KafkaTopics: the cluster may go away in
+    between (seen with KRaft brokers killed under the operator, whose every read is a request). That is the
+    cluster's Ready=False with the reason, and a retry, not an exception out of the round."""
+
+    async def gone(*_: Any, **__: Any) -> int:
+        raise ClusterUnavailableError("no broker of b:9092 answered within 10 s")
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        monkeypatch.setattr(handlers, "check_drift", gone)
+        await world.tick(cluster)
+
+    world.run(scenario)
+    assert (ready(cluster)["status"], ready(cluster)["reason"]) == ("False", "ClusterUnavailable")
+    assert ready(cluster)["message"] == "no broker of b:9092 answered within 10 s; retrying"

@@ -34,7 +34,14 @@ from topic_operator.zookeeper.errors import (
     ZooKeeperError,
 )
 
-__all__ = ["classify_failure", "connect_cluster", "forget_cluster", "reconcile_cluster"]
+__all__ = [
+    "CLUSTER_FAILURES",
+    "classify_failure",
+    "connect_cluster",
+    "failed_verdict",
+    "forget_cluster",
+    "reconcile_cluster",
+]
 
 
 def _key(body: Mapping[str, Any]) -> tuple[str, str]:
@@ -82,6 +89,39 @@ def classify_failure(error: Exception) -> tuple[Reason, str]:
     return Reason.CLUSTER_UNAVAILABLE, "unavailable"
 
 
+CLUSTER_FAILURES = (
+    ClusterConfigError,
+    ZooKeeperError,
+    AdminClientError,
+    ClusterUnavailableError,
+    KazooException,
+    ValueError,
+)
+"""What connecting to and reading a cluster may raise: each is the cluster's Ready=False, never the round's crash."""
+
+
+def failed_verdict(ctx: OperatorContext, body: Mapping[str, Any], error: Exception) -> Verdict:
+    """The KafkaCluster's verdict when connecting to or reading it failed: Ready=False with the reason of the
+    failure, one Warning Event, the error counted, and a retry."""
+    key = _key(body)
+    label = f"{key[0]}/{key[1]}"
+    reason, kind = classify_failure(error)
+    if kind != "config":
+        ctx.metrics.zookeeper_errors.labels(label, kind).inc()
+    ctx.metrics.connected.labels(label).set(0)
+    message = f"{error}; retrying"
+    ready = Condition(READY, False, reason, message)
+    status = cluster_status(
+        generation=(body.get("metadata") or {}).get("generation"),
+        state=None,
+        declared=(),
+        ready=ready,
+        previous=body.get("status"),
+        now=ctx.clock(),
+    )
+    return Verdict(status, kind, (EventSpec("Warning", reason.value, message),), retry=message)
+
+
 async def reconcile_cluster(
     ctx: OperatorContext, body: Mapping[str, Any], *, declared: Callable[[str], Collection[str]]
 ) -> Verdict:
@@ -99,24 +139,8 @@ async def reconcile_cluster(
         ):  # kazoo is reconnecting: reading would wait for it; the session keeper watches it
             raise ClusterUnavailableError(f"the connection to {handle.address} is lost; reconnecting")
         state = await handle.run(handle.state)
-    except (
-        ClusterConfigError,
-        ZooKeeperError,
-        AdminClientError,
-        ClusterUnavailableError,
-        KazooException,
-        ValueError,
-    ) as error:
-        reason, kind = classify_failure(error)
-        if kind != "config":
-            ctx.metrics.zookeeper_errors.labels(label, kind).inc()
-        ctx.metrics.connected.labels(label).set(0)
-        message = f"{error}; retrying"
-        ready = Condition(READY, False, reason, message)
-        status = cluster_status(
-            generation=generation, state=None, declared=(), ready=ready, previous=previous, now=now
-        )
-        return Verdict(status, kind, (EventSpec("Warning", reason.value, message),), retry=message)
+    except CLUSTER_FAILURES as error:
+        return failed_verdict(ctx, body, error)
     names = declared(handle.identity)
     declared_names = set(names)  # once: a set per topic made each report O(topics x declared)
     unmanaged = sum(1 for topic in state.topics if topic not in declared_names)

@@ -32,7 +32,7 @@ import kopf
 
 from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.claim_index import ClaimIndex
-from topic_operator.k8s.clusters import forget_cluster, reconcile_cluster
+from topic_operator.k8s.clusters import CLUSTER_FAILURES, failed_verdict, forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
 from topic_operator.k8s.ownership import ClusterKey, claim_of, declared_topics, spec_identity
@@ -324,7 +324,10 @@ async def _cluster_round(
     handle = ctx.clusters.get(key)
     if verdict.retry is None and handle is not None:
         bodies = [claim.body for claim in claims.claims() if claim.cluster_key == key]
-        await check_drift(ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities))
+        try:
+            await check_drift(ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities))
+        except CLUSTER_FAILURES as error:  # gone between describing the cluster and checking its topics
+            return failed_verdict(ctx, body, error)
     return verdict
 
 
