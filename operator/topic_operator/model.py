@@ -14,6 +14,7 @@ from enum import Enum
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 from topic_operator.kafka.broker_settings import BrokerSettings
 from topic_operator.kafka.cluster_release import ReleaseEvidence
+from topic_operator.kafka.kraft_migration import MigrationStage, WriterChoice
 from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KafkaVersion
 
 __all__ = [
@@ -258,6 +259,12 @@ class ClusterState:
     not read, or through ZooKeeper, whose brokers say it only through ``release_evidence``)."""
     metadata_version: str | None = field(default=None, compare=False)
     """The finalized ``metadata.version`` the brokers report (``3.9-IV0``): KRaft only; None in ZooKeeper mode."""
+    migration: MigrationStage | None = field(default=None, compare=False)
+    """The migration's stage as ZooKeeper shows it (``kafka.kraft_migration``); None without one, or when read
+    through the brokers alone."""
+    writer: WriterChoice | None = field(default=None, compare=False)
+    """The path a plan against this state is written through, and why (``choose_writer``); None when not
+    decided (a snapshot file)."""
 
     @property
     def broker_metadata(self) -> list[BrokerMetadata]:

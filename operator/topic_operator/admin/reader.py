@@ -21,6 +21,7 @@ from kafka import TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
 from topic_operator.admin.release import broker_release, metadata_version
+from topic_operator.kafka.kraft_migration import choose_writer
 from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 
 __all__ = ["TOPIC_OVERRIDE_SOURCE", "read_cluster"]
@@ -85,6 +86,7 @@ def read_cluster(
         backend=Backend.KRAFT,
         broker_release=broker_release(admin, sorted(brokers)),
         metadata_version=metadata_version(admin),
+        writer=choose_writer(None, zookeeper=False, brokers=True),
     )
 
 

@@ -26,7 +26,8 @@ with them.
 
 From stage 1 a KRaft controller may own the metadata at any moment, and the migration reads every topic znode's
 ``topic_id`` (3.9.0-rc3:core/src/main/scala/kafka/zk/migration/ZkTopicMigrationClient.scala:67 calls
-``topicIdOpt.get``), so a topic created without one breaks it. Every stage gets no write.
+``topicIdOpt.get``), so a topic created without one breaks it: ZooKeeper gets no write from then on.
+``choose_writer`` says which path, if any, writes at each stage.
 
 Pure: no I/O.
 """
@@ -34,9 +35,19 @@ Pure: no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
-__all__ = ["MigrationFacts", "MigrationStage", "migration_stage", "stage_text"]
+__all__ = [
+    "KRAFT",
+    "STAGE_NAMES",
+    "MigrationFacts",
+    "MigrationStage",
+    "Writer",
+    "WriterChoice",
+    "choose_writer",
+    "migration_stage",
+    "stage_text",
+]
 
 
 class MigrationStage(Enum):
@@ -143,3 +154,120 @@ def stage_text(stage: MigrationStage, facts: MigrationFacts) -> str:
             )
         case MigrationStage.UNREADABLE:
             return "/migration exists but is not in the format Kafka writes"
+
+
+class Writer(StrEnum):
+    """Which path a change to the cluster takes: its ZooKeeper's znodes, its brokers (Kafka's Admin protocol,
+    applied by whichever controller is active), or none while no path is safe."""
+
+    ZOOKEEPER = "ZooKeeper"
+    ADMIN_PROTOCOL = "AdminProtocol"
+    NONE = "None"
+
+
+STAGE_NAMES: dict[MigrationStage | None, str] = {
+    None: "ZooKeeper",
+    MigrationStage.QUORUM_WAITING: "QuorumWaiting",
+    MigrationStage.KRAFT_CONTROLLER_COPYING: "CopyingMetadata",
+    MigrationStage.DUAL_WRITE: "DualWrite",
+    MigrationStage.BROKERS_ON_KRAFT: "BrokersOnKRaft",
+    MigrationStage.LEFT_BEHIND: "Reverted",
+    MigrationStage.KRAFT_CONTROLLER_WITHOUT_MIGRATION: "KRaftControllerWithoutMigration",
+    MigrationStage.UNREADABLE: "Unreadable",
+}
+"""The stage as the KafkaCluster's status and the metrics name it (one word, as Kubernetes reasons are)."""
+
+KRAFT = "KRaft"
+"""The stage of a cluster reached through its brokers alone: always KRaft, or migrated and finalized."""
+
+_AFTER_THE_COPY = (
+    MigrationStage.DUAL_WRITE,
+    MigrationStage.BROKERS_ON_KRAFT,
+    MigrationStage.KRAFT_CONTROLLER_WITHOUT_MIGRATION,
+)
+"""Stages in which a KRaft controller owns the metadata and applies what the brokers forward to it."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriterChoice:
+    """The path changes take at one stage, and why, in words for the status, the log and ``kto plan``."""
+
+    writer: Writer
+    stage: str
+    """``STAGE_NAMES``' word for the stage, or ``KRAFT``."""
+    why: str
+
+    @property
+    def writes(self) -> bool:
+        return self.writer is not Writer.NONE
+
+    def summary(self) -> str:
+        """One line: the stage, the writer and why."""
+        return f"stage {self.stage}, writes through {self.writer.value}: {self.why}"
+
+
+def choose_writer(stage: MigrationStage | None, *, zookeeper: bool, brokers: bool) -> WriterChoice:
+    """The one place that decides which path writes at each stage of a migration, for a cluster declared with its
+    ``zookeeper``, its ``brokers`` (``bootstrapServers``) or both.
+
+    ZooKeeper is written only while no migration has started: from the moment ``/migration`` exists, a KRaft
+    controller may take over at any time, and from then on it overwrites what others write to ZooKeeper
+    (3.9.0-rc3 KRaftMigrationZkWriter). The brokers are written once a KRaft controller owns the metadata:
+    they forward every topic write to it (KafkaApis' forwarding, KIP-590), and it copies the result to ZooKeeper
+    while dual-writing. In between (the quorum waiting, the copy) the controller answers NOT_CONTROLLER, so
+    changes wait; a reverted migration waits for ``/migration`` to be deleted, Kafka's last revert step.
+    """
+    name = STAGE_NAMES[stage]
+    if not zookeeper:
+        why = "reached through its brokers alone (a KRaft cluster, or one whose migration is finalized)"
+        return WriterChoice(Writer.ADMIN_PROTOCOL, KRAFT, why)
+    if stage is None:
+        why = (
+            "ZooKeeper mode (no /migration): topics are written to ZooKeeper, as Kafka's own tools write them"
+        )
+        if brokers:
+            why += "; the brokers take over once a KRaft controller owns the metadata"
+        return WriterChoice(Writer.ZOOKEEPER, name, why)
+    if stage in _AFTER_THE_COPY:
+        if brokers:
+            why = (
+                "a KRaft controller owns the metadata: changes go through the brokers (Kafka's Admin protocol), "
+                "which forward them to it, and it copies them to ZooKeeper; ZooKeeper is only read"
+            )
+            if stage is MigrationStage.BROKERS_ON_KRAFT:
+                why += (
+                    ". Once the migration is finalized, spec.zookeeper may be removed from the KafkaCluster"
+                )
+            return WriterChoice(Writer.ADMIN_PROTOCOL, name, why)
+        why = (
+            "a KRaft controller owns the metadata and overwrites what is written to ZooKeeper, so nothing is "
+            "written; declare spec.bootstrapServers on the KafkaCluster and changes land through the brokers"
+        )
+        return WriterChoice(Writer.NONE, name, why)
+    match stage:
+        case MigrationStage.QUORUM_WAITING:
+            why = (
+                "a KRaft controller quorum waits for the brokers and may take over at any moment: ZooKeeper is "
+                "no longer written, and the controller takes no write until it owns the metadata; changes wait "
+                "and are retried"
+            )
+        case MigrationStage.KRAFT_CONTROLLER_COPYING:
+            why = (
+                "the KRaft controller is copying the metadata from ZooKeeper and refuses writes until it is done "
+                "(NOT_CONTROLLER); changes wait and are retried"
+            )
+        case MigrationStage.LEFT_BEHIND:
+            why = (
+                "reverted to ZooKeeper mode with /migration left behind: once no KRaft controller runs, delete "
+                "/migration (Kafka's last revert step) and changes are written to ZooKeeper again; until then "
+                "they wait"
+            )
+        case _:
+            why = "/migration is not in the format Kafka writes: nothing is written"
+            return WriterChoice(Writer.NONE, name, why)
+    if not brokers and stage is not MigrationStage.LEFT_BEHIND:
+        why += (
+            "; with spec.bootstrapServers declared, they would land through the brokers once a KRaft controller "
+            "owns the metadata"
+        )
+    return WriterChoice(Writer.NONE, name, why)

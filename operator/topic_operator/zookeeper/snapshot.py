@@ -20,7 +20,13 @@ from typing import Any, TypeVar
 from kazoo.client import KazooClient
 
 from topic_operator.kafka.cluster_release import ReleaseEvidence
-from topic_operator.kafka.kraft_migration import MigrationFacts, migration_stage, stage_text
+from topic_operator.kafka.kraft_migration import (
+    MigrationFacts,
+    MigrationStage,
+    choose_writer,
+    migration_stage,
+    stage_text,
+)
 from topic_operator.kafka.topic_names import names_own_znode
 from topic_operator.model import Broker, ClusterState, PartitionState, TopicState
 from topic_operator.zookeeper.bounded import (
@@ -63,6 +69,7 @@ __all__ = [
     "migration_stage_of",
     "read_cluster",
     "release_evidence_of",
+    "stage_of",
     "topic_state",
 ]
 
@@ -174,6 +181,8 @@ def _read_once(zk: BoundedClient, partition_states: bool, topics: Collection[str
         kraft_migration=facts.kraft_migration,
         kraft_migration_stage=migration_stage_of(facts, len(broker_ids)),
         release_evidence=release_evidence_of(brokers, states, facts),
+        migration=(stage := stage_of(facts, len(broker_ids))),
+        writer=choose_writer(stage, zookeeper=True, brokers=False),
     )
 
 
@@ -284,6 +293,11 @@ def migration_stage_of(facts: ClusterFacts, registered_brokers: int) -> str | No
     migration = replace(facts.migration, registered_brokers=registered_brokers)
     stage = migration_stage(migration)
     return None if stage is None else stage_text(stage, migration)
+
+
+def stage_of(facts: ClusterFacts, registered_brokers: int) -> MigrationStage | None:
+    """The migration's stage, None when no migration is under way."""
+    return migration_stage(replace(facts.migration, registered_brokers=registered_brokers))
 
 
 def release_evidence_of(

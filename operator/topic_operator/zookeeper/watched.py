@@ -24,6 +24,7 @@ from typing import Any
 from kazoo.client import KazooClient
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
+from topic_operator.kafka.kraft_migration import choose_writer
 from topic_operator.model import Broker, ClusterState, TopicState
 from topic_operator.zookeeper.bounded import (
     DEFAULT_DEADLINE,
@@ -44,6 +45,7 @@ from topic_operator.zookeeper.snapshot import (
     decode_singles,
     migration_stage_of,
     release_evidence_of,
+    stage_of,
     topic_state,
 )
 from topic_operator.zookeeper.znodes import (
@@ -143,6 +145,12 @@ class WatchedCluster:
                     attempt += 1
             assert self._state is not None
             return self._state
+
+    def stage_may_have_moved(self) -> bool:
+        """Without blocking: whether a watch saw ``/controller``, ``/migration`` or the registered brokers
+        change (or the session come back) since the last ``state()``: what a migration's stage is read from."""
+        with self._marks_lock:
+            return self._stale.everything or self._stale.controller or self._stale.brokers
 
     def wait_for_change(self, timeout: float) -> bool:
         """Block until a watch reports a change (True) or ``timeout`` seconds pass (False)."""
@@ -363,6 +371,7 @@ class WatchedCluster:
             except ZnodeFormatError as error:
                 self._topics.pop(topic, None)
                 self._unreadable[topic] = str(error)
+        registered = len(self._brokers) + len(self._unreadable_brokers)
         self._state = ClusterState(
             cluster_id=self._facts.cluster_id,
             brokers=dict(self._brokers),
@@ -373,8 +382,8 @@ class WatchedCluster:
             unreadable_topics=dict(self._unreadable),
             unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
             kraft_migration=self._facts.kraft_migration,
-            kraft_migration_stage=migration_stage_of(
-                self._facts, len(self._brokers) + len(self._unreadable_brokers)
-            ),
+            kraft_migration_stage=migration_stage_of(self._facts, registered),
             release_evidence=release_evidence_of(self._brokers, self._topics, self._facts),
+            migration=(stage := stage_of(self._facts, registered)),
+            writer=choose_writer(stage, zookeeper=True, brokers=False),
         )
