@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import Backend, ClusterState
 from topic_operator.plan import Action
 
 __all__ = [
     "DEFAULT_DEADLINE",
     "Backend",
+    "ClusterMismatchError",
     "ClusterStore",
     "ClusterUnavailableError",
     "Outcome",
@@ -35,6 +37,11 @@ out a leader election or a restarted server, short enough that a lost cluster is
 class ClusterUnavailableError(Exception):
     """The cluster could not be reached (or stayed unreachable) within the deadline: its ZooKeeper ensemble or
     its brokers. Nothing was planned on a guess; the caller reports it and tries again later."""
+
+
+class ClusterMismatchError(Exception):
+    """A cluster declared with both its ZooKeeper and its brokers, whose two addresses reach two different Kafka
+    clusters (their cluster ids differ). Nothing is read on as if they were one, and nothing is written."""
 
 
 class Patience:
@@ -122,4 +129,9 @@ class ClusterStore(Protocol):
         self, actions: Sequence[Action], *, deadline: float | Patience | None = None
     ) -> list[WriteResult]:
         """Write ``actions`` (at most one per topic and kind), returning one result per action in their order."""
+        ...
+
+    def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:
+        """What the cluster would refuse of ``actions``, by topic, without writing (``validate_only`` where the
+        protocol has it; nothing where it has not)."""
         ...

@@ -520,6 +520,8 @@ def _no_writes(
     )
     if actual.kraft_migration_stage is not None:
         message += f" The migration: {actual.kraft_migration_stage}."
+    if actual.writer is not None and not actual.writer.writes:
+        message += f" Stage {actual.writer.stage}: {actual.writer.why}."
     if creating:  # a migration means 3.4+, whatever is declared
         message += (
             " A topic znode created now would have no topic_id, and the migration reads every topic's "
