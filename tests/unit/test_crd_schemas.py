@@ -133,6 +133,7 @@ def test_kafkacluster_printer_columns() -> None:
     assert columns == [
         ("Connect", "string", ".spec.zookeeper.connect", 0),
         ("Connected", "boolean", ".status.connected", 0),
+        ("Writes", "string", ".status.writes.through", 0),
         ("Brokers", "integer", ".status.brokerCount", 0),
         ("Topics", "integer", ".status.topics.managed", 0),
         ("Unmanaged", "integer", ".status.topics.unmanaged", 1),

@@ -37,6 +37,7 @@ __all__ = [
     "ClusterConfig",
     "ClusterConfigError",
     "cluster_config",
+    "declares_both",
     "reaches_brokers",
     "secret_names",
     "secret_value",
@@ -57,6 +58,9 @@ class ClusterConfig:
     """How the cluster is reached: its ZooKeeper, or (declared with ``bootstrapServers`` alone) its brokers."""
     fingerprint: str
     """Changes exactly when a new session is needed."""
+    brokers: AdminSettings | None = None
+    """Its brokers too, when the KafkaCluster declares both (a cluster migrating to KRaft): which of the two
+    writes is decided by the migration's stage (``staged_store``)."""
 
 
 def _zookeeper(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -71,20 +75,25 @@ def _spec(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def reaches_brokers(body: Mapping[str, Any]) -> bool:
-    """Whether the KafkaCluster is reached through its brokers: ``bootstrapServers`` without ``zookeeper`` (with
-    both, today's ZooKeeper path is kept: which one writes during a migration is decided by the stage)."""
+    """Whether the KafkaCluster is reached through its brokers alone: ``bootstrapServers`` without ``zookeeper``
+    (with both, see ``declares_both``)."""
     spec = _spec(body)
     return bool(spec.get("bootstrapServers")) and not _zookeeper(body)
+
+
+def declares_both(body: Mapping[str, Any]) -> bool:
+    """Whether the KafkaCluster names both its ZooKeeper and its brokers: the stage of a migration to KRaft
+    decides which of them is written (``kafka.kraft_migration.choose_writer``)."""
+    return bool(_spec(body).get("bootstrapServers")) and bool(_zookeeper(body))
 
 
 def secret_names(body: Mapping[str, Any]) -> list[str]:
     """The Secrets (same namespace) a KafkaCluster refers to, TLS first, without duplicates."""
     zookeeper = _zookeeper(body)
-    sections = (
-        (_spec(body).get("tls"), _spec(body).get("sasl"))
-        if reaches_brokers(body)
-        else (zookeeper.get("tls"), zookeeper.get("auth"))
-    )
+    brokers: tuple[object, ...] = (_spec(body).get("tls"), _spec(body).get("sasl"))
+    sections = brokers if reaches_brokers(body) else (zookeeper.get("tls"), zookeeper.get("auth"))
+    if declares_both(body):
+        sections = (*sections, *brokers)
     names = [section.get("secretName") for section in sections if isinstance(section, Mapping)]
     return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
 
@@ -204,13 +213,23 @@ def cluster_config(
         )
     except (ConnectStringError, ValueError) as error:
         raise ClusterConfigError(str(error)) from None
+    if declares_both(body):
+        brokers, fingerprint = _brokers_settings(body, secrets, material_dir / namespace / name, namespace)
+        digest.update(b"\0brokers\0" + fingerprint.encode())
+        return ClusterConfig(settings, digest.hexdigest(), brokers=brokers)
     return ClusterConfig(settings, digest.hexdigest())
 
 
 def _brokers_config(
     body: Mapping[str, Any], secrets: Mapping[str, Mapping[str, Any] | None], directory: Path, namespace: str
 ) -> ClusterConfig:
-    """``AdminSettings`` from ``bootstrapServers``, ``tls`` (CA, and a client pair for mutual TLS) and ``sasl``
+    return ClusterConfig(*_brokers_settings(body, secrets, directory, namespace))
+
+
+def _brokers_settings(
+    body: Mapping[str, Any], secrets: Mapping[str, Mapping[str, Any] | None], directory: Path, namespace: str
+) -> tuple[AdminSettings, str]:
+    """``AdminSettings`` (and their fingerprint) from ``bootstrapServers``, ``tls`` (CA, and a client pair for mutual TLS) and ``sasl``
     (PLAIN or SCRAM, user and password from the Secret): SASL_SSL with both, SSL or SASL_PLAINTEXT with one."""
     spec = _spec(body)
     servers = str(spec.get("bootstrapServers", ""))
@@ -252,4 +271,4 @@ def _brokers_config(
         check_hostname=verify,
         client_id=f"kafka-topic-operator/{namespace}/{metadata.get('name', '')}",
     )
-    return ClusterConfig(settings, digest.hexdigest())
+    return settings, digest.hexdigest()

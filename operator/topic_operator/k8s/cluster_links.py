@@ -1,5 +1,6 @@
-"""How a ``ClusterHandle`` reaches its Kafka cluster: a kazoo session with its watched view (ZooKeeper), or an
-Admin client on the brokers (a KRaft cluster). Both give the handle the engine's store, the cluster's state, a
+"""How a ``ClusterHandle`` reaches its Kafka cluster: a kazoo session with its watched view (ZooKeeper), an
+Admin client on the brokers (a KRaft cluster), or both for a cluster migrating to KRaft (``MigratingLink``: the
+stage decides which one is written, ``staged_store``). Both give the handle the engine's store, the cluster's state, a
 targeted read, whether the link is up, and when it must be replaced; everything else about a cluster (its thread,
 batches, policy, status) is the handle's and the same for both.
 
@@ -20,7 +21,9 @@ from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.errors import AdminClientError
 from topic_operator.admin.store import AdminStore, open_store
 from topic_operator.cluster_store import ClusterStore, ClusterUnavailableError
+from topic_operator.kafka.kraft_migration import Writer, WriterChoice
 from topic_operator.model import ClusterState
+from topic_operator.staged_store import StagedStore, staged_writer
 from topic_operator.zookeeper.bounded import client_gave_up
 from topic_operator.zookeeper.connection import close_client
 from topic_operator.zookeeper.snapshot import read_cluster
@@ -28,7 +31,7 @@ from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter
 
-__all__ = ["PRESENT_WAIT", "AdminLink", "ClusterLink", "ZooKeeperLink", "open_admin_link"]
+__all__ = ["PRESENT_WAIT", "AdminLink", "ClusterLink", "MigratingLink", "ZooKeeperLink", "open_admin_link"]
 
 PRESENT_WAIT = 5.0
 """The most seconds a read after a write waits for the brokers' metadata to show what was written."""
@@ -51,6 +54,14 @@ class ClusterLink(Protocol):
     def state_for(self, topics: Collection[str]) -> ClusterState: ...
 
     def read(self, topics: Collection[str], *, present: Collection[str] = ()) -> ClusterState: ...
+
+    def stage_may_have_moved(self) -> bool:
+        """Without blocking: whether what tells the migration's stage may have changed since the last state."""
+        ...
+
+    def writer_now(self) -> WriterChoice | None:
+        """The path changes would take now, from what tells the stage alone (None: no stage to tell)."""
+        ...
 
     def stop_listening(self) -> None: ...
 
@@ -129,6 +140,12 @@ class ZooKeeperLink:
         written is there to read at once: ``present`` needs no wait."""
         return read_cluster(self.client, topics=topics, deadline=self.deadline)
 
+    def stage_may_have_moved(self) -> bool:
+        return self.watched.stage_may_have_moved()
+
+    def writer_now(self) -> WriterChoice | None:
+        return self.watched.state().writer
+
     def stop_listening(self) -> None:
         self.client.remove_listener(self._on_connection_state)
         self.watched.close()
@@ -198,11 +215,89 @@ class AdminLink:
             self._failing_since = None
         return state
 
+    def stage_may_have_moved(self) -> bool:
+        return False  # reached through its brokers alone: always KRaft
+
+    def writer_now(self) -> WriterChoice | None:
+        return None
+
     def stop_listening(self) -> None:
         return None
 
     def close(self) -> None:
         self._admin_store.close()
+
+
+class MigratingLink:
+    """Both links of a cluster declared with its ZooKeeper and its brokers. Each state is ZooKeeper's watched
+    view while ZooKeeper writes (or nothing does), and the brokers' once they write, told the stage from that
+    view; the store (``StagedStore``) checks the stage again before each write."""
+
+    def __init__(self, zookeeper: ZooKeeperLink, brokers: AdminLink) -> None:
+        self.zookeeper = zookeeper
+        self.brokers = brokers
+        self.staged = StagedStore(
+            zookeeper.store,
+            brokers.store,
+            zookeeper_address=zookeeper.address,
+            brokers_address=brokers.address,
+        )
+        self.store: ClusterStore = self.staged
+        self.address = f"{zookeeper.address} (brokers {brokers.address})"
+
+    @property
+    def alive(self) -> bool:
+        """ZooKeeper is always read; the brokers count while they are the writer."""
+        choice = self.staged.choice
+        writing_through_brokers = choice is not None and choice.writer is Writer.ADMIN_PROTOCOL
+        return self.zookeeper.alive and (self.brokers.alive or not writing_through_brokers)
+
+    def needs_new_session(self, now: float, busy: bool) -> str | None:
+        why = self.zookeeper.needs_new_session(now, busy)
+        return why if why is not None else self.brokers.needs_new_session(now, busy)
+
+    def check(self) -> ClusterState:
+        """ZooKeeper's checks, then that both reach the same cluster, then the state."""
+        zookeeper = self.zookeeper.check()
+        self.staged.check_same_cluster(zookeeper)
+        return self._staged(zookeeper, self.brokers.state)
+
+    def state(self) -> ClusterState:
+        return self._staged(self.zookeeper.state(), self.brokers.state)
+
+    def state_for(self, topics: Collection[str]) -> ClusterState:
+        return self._staged(self.zookeeper.state(), lambda: self.brokers.state_for(topics))
+
+    def read(self, topics: Collection[str], *, present: Collection[str] = ()) -> ClusterState:
+        zookeeper = self.zookeeper.read(topics)
+        return self._staged(zookeeper, lambda: self.brokers.read(topics, present=present))
+
+    def _staged(self, zookeeper: ClusterState, brokers: _Read) -> ClusterState:
+        self.staged.check_same_cluster(zookeeper)
+        if self.staged.planned(zookeeper).writer is not Writer.ADMIN_PROTOCOL:
+            return self.staged.staged(zookeeper)
+        try:
+            state = brokers()
+        except (ClusterUnavailableError, AdminClientError) as error:
+            raise self.staged.brokers_failed(error) from error
+        return self.staged.on_the_brokers(state, zookeeper)
+
+    def stage_may_have_moved(self) -> bool:
+        return self.zookeeper.stage_may_have_moved()
+
+    def writer_now(self) -> WriterChoice | None:
+        """From ZooKeeper's watched view alone, leaving the writer plans are made for as it is."""
+        return staged_writer(self.zookeeper.watched.state())
+
+    def stop_listening(self) -> None:
+        self.zookeeper.stop_listening()
+        self.brokers.stop_listening()
+
+    def close(self) -> None:
+        try:
+            self.zookeeper.close()
+        finally:
+            self.brokers.close()
 
 
 class _Read(Protocol):

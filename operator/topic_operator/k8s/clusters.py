@@ -8,6 +8,7 @@ missing Secret), plus a retry; nothing here imports kopf.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -19,13 +20,14 @@ from topic_operator.admin.errors import (
     BrokersRefusedCredentialsError,
     BrokersTlsError,
 )
-from topic_operator.cluster_store import ClusterUnavailableError
+from topic_operator.cluster_store import ClusterMismatchError, ClusterUnavailableError
 from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.registry import ClusterHandle
 from topic_operator.k8s.status import cluster_status, kafka_release_status
 from topic_operator.k8s.topics import EventSpec, Verdict
+from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.manifests.loader import load_objects
 from topic_operator.zookeeper.errors import (
     NotAKafkaClusterError,
@@ -41,7 +43,10 @@ __all__ = [
     "failed_verdict",
     "forget_cluster",
     "reconcile_cluster",
+    "writer_moved",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def _key(body: Mapping[str, Any]) -> tuple[str, str]:
@@ -76,6 +81,8 @@ def classify_failure(error: Exception) -> tuple[Reason, str]:
     match error:
         case ClusterConfigError():
             return error.reason, "config"
+        case ClusterMismatchError():
+            return Reason.CLUSTER_MISMATCH, "config"
         case AdminSettingsError():
             return Reason.INVALID, "config"
         case BrokersRefusedCredentialsError() | BrokersTlsError():
@@ -91,6 +98,7 @@ def classify_failure(error: Exception) -> tuple[Reason, str]:
 
 CLUSTER_FAILURES = (
     ClusterConfigError,
+    ClusterMismatchError,
     ZooKeeperError,
     AdminClientError,
     ClusterUnavailableError,
@@ -155,10 +163,15 @@ async def reconcile_cluster(
     release = kafka_release_status(handle.spec.kafka_version, state)
     if release is not None and "warning" in release:
         message += f"; {release['warning']}"
+    choice = state.writer
     if state.kraft_migration is not None:
         message += f"; migrating to KRaft, so nothing is written to it: {state.kraft_migration}"
+        if choice is not None:
+            message += f"; stage {choice.stage}: {choice.why}"
         ready = Condition(READY, False, Reason.KRAFT_MIGRATION, message)
     else:
+        if choice is not None and state.migration is not None:
+            message += f"; migrating to KRaft, stage {choice.stage}: {choice.why}"
         ready = Condition(READY, True, Reason.CONNECTED, message)
     status = cluster_status(
         generation=generation,
@@ -169,9 +182,29 @@ async def reconcile_cluster(
         now=now,
         kafka_version=handle.spec.kafka_version,
     )
-    events = () if handle.announced else (EventSpec("Normal", Reason.CONNECTED.value, message),)
+    events: tuple[EventSpec, ...] = (
+        () if handle.announced else (EventSpec("Normal", Reason.CONNECTED.value, message),)
+    )
     handle.announced = True  # the handler and the session keeper may both connect it first: one Event
+    moved = writer_moved(handle.writer, choice)
+    if moved is not None:
+        logger.info("KafkaCluster %s: %s", label, moved)
+        events += (EventSpec("Normal", Reason.WRITER_CHANGED.value, moved),)
+    handle.writer = choice
+    if choice is not None:
+        ctx.metrics.record_writer(label, choice.stage, choice.writer.value)
     return Verdict(status, "connected", events)
+
+
+def writer_moved(before: WriterChoice | None, now: WriterChoice | None) -> str | None:
+    """The one line saying the migration moved to another stage or writer since ``before``; None when it did
+    not, or when nothing was reported before (the Connected Event says where it stands)."""
+    if before is None or now is None or (before.stage, before.writer) == (now.stage, now.writer):
+        return None
+    return (
+        f"the migration to KRaft moved from stage {before.stage} (writes through {before.writer.value}) to "
+        f"stage {now.stage}: writes now go through {now.writer.value}: {now.why}"
+    )
 
 
 async def forget_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> None:

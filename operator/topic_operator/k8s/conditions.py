@@ -49,7 +49,12 @@ class Reason(StrEnum):
     NOT_A_KAFKA_CLUSTER = "NotAKafkaCluster"
     SECRET_MISSING = "SecretMissing"
     KRAFT_MIGRATION = "KRaftMigration"
-    """KafkaCluster: reachable, but migrating to KRaft (semantics §15): nothing is written to it."""
+    """KafkaCluster: reachable, but at a stage of a migration to KRaft where nothing may be written (semantics
+    §15); its changes wait. A KafkaTopic: its change waits for that stage to pass."""
+    CLUSTER_MISMATCH = "ClusterMismatch"
+    """KafkaCluster: spec.zookeeper and spec.bootstrapServers reach two different Kafka clusters."""
+    WRITER_CHANGED = "WriterChanged"
+    """KafkaCluster (an Event): the migration to KRaft moved to a stage written through another path."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,7 +105,27 @@ class Metrics:
             ["cluster"],
             registry=self.registry,
         )
+        self.writer = Gauge(
+            "kto_cluster_writer",
+            "1 for the path the cluster's changes are written through (writer: ZooKeeper, AdminProtocol, or None "
+            "while a migration to KRaft lets nothing be written) at the migration's stage (stage: ZooKeeper, "
+            "QuorumWaiting, CopyingMetadata, DualWrite, BrokersOnKRaft, Reverted, KRaft, ...); one series per "
+            "cluster.",
+            ["cluster", "stage", "writer"],
+            registry=self.registry,
+        )
         self._census_labels: dict[str, set[tuple[str, str]]] = {}
+
+    def record_writer(self, cluster: str, stage: str, writer: str) -> None:
+        """``kto_cluster_writer`` of ``cluster``: the one series of its stage and writer now, the previous gone."""
+        if (
+            self.registry.get_sample_value(
+                "kto_cluster_writer", {"cluster": cluster, "stage": stage, "writer": writer}
+            )
+            != 1
+        ):
+            self.writer.remove_by_labels({"cluster": cluster})
+            self.writer.labels(cluster, stage, writer).set(1)
 
     def record_census(self, cluster: str, census: TopicCensus) -> None:
         """Set ``kto_topics`` and ``kto_reassignment_start_time_seconds`` of ``cluster`` from a census: a

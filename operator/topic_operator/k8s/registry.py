@@ -27,10 +27,17 @@ from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.cluster_store import ClusterUnavailableError
 from topic_operator.k8s.batching import Batcher
 from topic_operator.k8s.cluster_config import ClusterConfig
-from topic_operator.k8s.cluster_links import ClusterLink, ZooKeeperLink, open_admin_link
+from topic_operator.k8s.cluster_links import (
+    AdminLink,
+    ClusterLink,
+    MigratingLink,
+    ZooKeeperLink,
+    open_admin_link,
+)
 from topic_operator.k8s.metrics import Metrics
 from topic_operator.k8s.ownership import spec_identity
 from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan
 from topic_operator.reconcile import Reconciler, TopicOutcome, TopicResult
@@ -105,6 +112,8 @@ class ClusterHandle:
         self.reconciler = Reconciler(link.store, spec, deadline=self.deadline)
         self.announced = False
         """Whether its Connected Event was posted: once per session, whoever connected it first."""
+        self.writer: WriterChoice | None = None
+        """The migration's stage and writer as last reported in the KafkaCluster's status: a change is one Event."""
         self._metrics = metrics
         self.batcher: Batcher[TopicKey, TopicRequest, TopicReport] = Batcher(
             self.run_batch,
@@ -131,6 +140,14 @@ class ClusterHandle:
         """Why this link must be replaced by a new one, or None while it can still recover by itself."""
         busy = self.batcher.running_for() != 0
         return self.link.needs_new_session(time.monotonic() if now is None else now, busy)
+
+    def stage_may_have_moved(self) -> bool:
+        """Without blocking: whether the migration's stage may have changed since the last state was read."""
+        return self.link.stage_may_have_moved()
+
+    def writer_now(self) -> WriterChoice | None:
+        """Blocking. The path changes would take now (None: a cluster reached through its brokers alone)."""
+        return self.link.writer_now()
 
     def update_policy(self, spec: ClusterSpec, body: Mapping[str, Any]) -> None:
         """New policy, same session: the next batch plans with it."""
@@ -285,20 +302,31 @@ class ClusterRegistry:
         """Blocking. A new link to the cluster: a kazoo session, or an Admin client whose bootstrap succeeded."""
         deadline = self._settings.zk_deadline
         if isinstance(config.settings, AdminSettings):
-            return open_admin_link(
-                config.settings,
-                deadline=deadline,
-                bootstrap_timeout=self._settings.zk_connection_timeout,
-                may_write=self._may_write,
-                stopping=lambda: self.closed,
-            )
+            return self._admin_link(config.settings)
         client = self._connect(config.settings)
-        return ZooKeeperLink(
+        zookeeper = ZooKeeperLink(
             client,
             spec.zookeeper_connect,
             deadline=deadline,
             session_timeout=config.settings.session_timeout,
             may_write=self._may_write,
+        )
+        if config.brokers is None:
+            return zookeeper
+        try:
+            return MigratingLink(zookeeper, self._admin_link(config.brokers))
+        except BaseException:
+            zookeeper.stop_listening()
+            zookeeper.close()
+            raise
+
+    def _admin_link(self, settings: AdminSettings) -> AdminLink:
+        return open_admin_link(
+            settings,
+            deadline=self._settings.zk_deadline,
+            bootstrap_timeout=self._settings.zk_connection_timeout,
+            may_write=self._may_write,
+            stopping=lambda: self.closed,
         )
 
     async def remove(self, key: ClusterKey) -> None:

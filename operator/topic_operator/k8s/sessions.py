@@ -17,6 +17,10 @@ peer holds the operator) looks at the session every second:
 - back: Ready=True again, and the cluster's unsettled KafkaTopics (changed during the outage) are reconciled at
   once, not at kopf's next retry.
 
+A cluster migrating to KRaft is looked at too: when a watch shows ``/controller``, ``/migration`` or the
+registered brokers changed, and the stage now calls for another writer (or none), the round runs at once. It
+reports the new stage (one log line, one Event), and reconciles the KafkaTopics whose changes waited for it.
+
 The same loop runs the cluster's periodic round every ``drift_interval``: describe it in its status, and check
 its KafkaTopics for drift. (It was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s
 for it, and a second per-cluster task did not earn its keep.)
@@ -36,8 +40,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from topic_operator.k8s.cluster_config import reaches_brokers
+from topic_operator.k8s.clusters import CLUSTER_FAILURES, writer_moved
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.registry import ClusterHandle
 from topic_operator.k8s.status import cluster_status, same_status
 from topic_operator.k8s.topics import Verdict
 
@@ -110,6 +116,9 @@ async def keep_session(
         lost = handle is not None and not handle.alive
         why = handle.needs_new_session() if handle is not None and lost else None
         if handle is not None and not lost and down is None and time.monotonic() < next_round:
+            if handle.stage_may_have_moved() and await _writer_moved(handle):
+                next_round = 0.0  # the round reports the new stage and retries the changes that waited
+                continue
             await _pause(stopped, CHECK_INTERVAL)
             continue
         if lost and why is None:  # kazoo is reconnecting by itself: say so once, and let it
@@ -132,6 +141,15 @@ async def keep_session(
         message = verdict.retry if why is None else f"{why}; a new session: {verdict.retry}"
         down = await _went_down(ctx, body(), label, down, message, verdict=verdict)
         await _pause(stopped, backoff.next())
+
+
+async def _writer_moved(handle: ClusterHandle) -> bool:
+    """Whether the migration to KRaft moved to another stage or writer than the status reports. A failure to
+    tell is left to the next round, which reports it."""
+    try:
+        return writer_moved(handle.writer, await handle.run(handle.writer_now)) is not None
+    except CLUSTER_FAILURES:
+        return False
 
 
 @dataclass

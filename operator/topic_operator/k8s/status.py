@@ -21,6 +21,7 @@ from topic_operator.kafka.errors import (
     KafkaError,
     ReassignmentInProgressError,
 )
+from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.kafka.releases import KafkaVersion
 from topic_operator.message_text import one_line
 from topic_operator.model import ClusterState, TopicState
@@ -41,6 +42,7 @@ __all__ = [
     "same_status",
     "summarize_changes",
     "topic_status",
+    "writes_status",
 ]
 
 MAX_MESSAGE: Final = 2000
@@ -285,6 +287,7 @@ def cluster_status(
         "unmanagedTopics": unmanaged[:MAX_UNMANAGED_LISTED],
         "unreadable": unreadable_znodes(state)[:MAX_UNREADABLE_LISTED],
         "kraftMigration": _migration(state),
+        "writes": writes_status(state.writer),
         "kafkaRelease": kafka_release_status(kafka_version, state),
         "conditions": conditions,
     }
@@ -296,6 +299,13 @@ def _migration(state: ClusterState) -> str | None:
         return None
     stage = f": {state.kraft_migration_stage}" if state.kraft_migration_stage is not None else ""
     return one_line(f"{state.kraft_migration}{stage}")
+
+
+def writes_status(choice: WriterChoice | None) -> dict[str, str] | None:
+    """``status.writes``: the migration's stage, the path changes take at it, and why."""
+    if choice is None:
+        return None
+    return {"stage": choice.stage, "through": choice.writer.value, "reason": one_line(choice.why)}
 
 
 def kafka_release_status(kafka_version: KafkaVersion | None, state: ClusterState) -> dict[str, Any] | None:

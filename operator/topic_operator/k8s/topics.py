@@ -21,7 +21,7 @@ from typing import Any, Final
 from kazoo.exceptions import KazooException
 
 from topic_operator.admin.errors import AdminClientError
-from topic_operator.cluster_store import ClusterUnavailableError
+from topic_operator.cluster_store import ClusterMismatchError, ClusterUnavailableError
 from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.census import topic_census
@@ -56,6 +56,7 @@ from topic_operator.zookeeper.errors import ZooKeeperError
 _CLUSTER_FAILURES = (
     ZooKeeperError,
     ClusterUnavailableError,
+    ClusterMismatchError,
     AdminClientError,
     KazooException,
     BatcherClosedError,
