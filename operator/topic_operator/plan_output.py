@@ -45,6 +45,7 @@ __all__ = [
     "render_plan_markdown",
     "render_plan_text",
     "status_counts",
+    "writes_to_dict",
 ]
 
 _SYMBOL = {
@@ -173,6 +174,15 @@ def cluster_problems(state: ClusterState, kafka_version: KafkaVersion | None) ->
         if state.release_evidence is None
         else release_report(kafka_version, state.release_evidence),
     }
+
+
+def writes_to_dict(state: ClusterState) -> dict[str, str] | None:
+    """The ``writes`` key of ``kto plan -o json`` and ``kto apply -o json``: the migration's stage, the path a
+    write takes at it (ZooKeeper, AdminProtocol or None) and why; None when not decided (a snapshot file)."""
+    choice = state.writer
+    if choice is None:
+        return None
+    return {"stage": choice.stage, "through": choice.writer.value, "reason": choice.why}
 
 
 def plan_json(plan: Plan, **extra: Any) -> str:

@@ -140,7 +140,8 @@ def _store(
 
     connect = cluster.zookeeper_connect if cluster is not None else args.zookeeper
     servers = cluster.bootstrap_servers if cluster is not None else None
-    return chosen_store(args, lambda: _zookeeper_store(connect, args.deadline), bootstrap_servers=servers)
+    zookeeper = (lambda: _zookeeper_store(connect, args.deadline)) if connect else None
+    return chosen_store(args, zookeeper, bootstrap_servers=servers, zookeeper_address=connect or "")
 
 
 def _declared(
@@ -169,11 +170,9 @@ def _declared(
                 f"spec.kafkaVersion {format_version(declared.kafka_version)}: change one of them"
             )
         cluster = declared or ClusterSpec(name=name, zookeeper_connect="", kafka_version=fallback)
-        connect = args.zookeeper or cluster.zookeeper_connect
-        if args.zookeeper and args.bootstrap_server:
-            raise UsageError(
-                "--zookeeper and --bootstrap-server name two ways to one cluster: give one of them"
-            )
+        # Either flag alone is the only way in; both, or a KafkaCluster declaring both, let the migration's
+        # stage choose which one writes (``staged_store``).
+        connect = args.zookeeper or ("" if args.bootstrap_server else cluster.zookeeper_connect)
         brokers = args.bootstrap_server or (None if args.zookeeper else cluster.bootstrap_servers)
         if not connect and not brokers and needs_zookeeper:
             invalid = any(
@@ -196,8 +195,13 @@ def _declared(
             f"Kafka {format_version(cluster.kafka_version)} runs only in KRaft mode and has no ZooKeeper: reach "
             f"cluster {name} through --bootstrap-server"
         )
-    reached = replace(cluster, zookeeper_connect=connect if not brokers else "", bootstrap_servers=brokers)
+    reached = replace(cluster, zookeeper_connect=connect, bootstrap_servers=brokers)
     return reached, list(manifests.topics_of(name)), errors
+
+
+def _both(cluster: ClusterSpec) -> bool:
+    """Whether the cluster is reached through both its ZooKeeper and its brokers."""
+    return bool(cluster.zookeeper_connect and cluster.bootstrap_servers)
 
 
 def _chosen_cluster(requested: str | None, named: Sequence[str], summary: str, had_errors: bool) -> str:
@@ -249,13 +253,21 @@ def _warnings(
 
 
 def _warn_about(
-    state: ClusterState, cluster: str, *, skip_topics: bool = False, declared: tuple[int, int] | None = None
+    state: ClusterState,
+    cluster: str,
+    *,
+    skip_topics: bool = False,
+    declared: tuple[int, int] | None = None,
+    both: bool = False,
 ) -> None:
-    """The ``_warnings`` on stderr, and where a KRaft migration stands."""
+    """The ``_warnings`` on stderr, and where a KRaft migration stands: the stage and the writer, always for a
+    cluster reached through ``both`` its ZooKeeper and its brokers (the stage chooses between them)."""
     for warning in _warnings(state, cluster, skip_topics=skip_topics, declared=declared):
         print(f"warning: {warning}", file=sys.stderr)
     if state.kraft_migration is not None and state.kraft_migration_stage is not None:
         print(f"note: the migration to KRaft: {state.kraft_migration_stage}", file=sys.stderr)
+    if state.writer is not None and (both or state.migration is not None or not state.writer.writes):
+        print(f"note: cluster {cluster}: {state.writer.summary()}", file=sys.stderr)
     if state.broker_release is not None and declared is not None and state.broker_release != declared:
         from topic_operator.kafka.releases import format_version
 
@@ -273,7 +285,13 @@ def _warn_about(
 
 def _plan(args: argparse.Namespace) -> int:
     from topic_operator.plan import TopicStatus, plan, refused_by_the_cluster
-    from topic_operator.plan_output import cluster_problems, plan_json, render_plan_markdown, render_plan_text
+    from topic_operator.plan_output import (
+        cluster_problems,
+        plan_json,
+        render_plan_markdown,
+        render_plan_text,
+        writes_to_dict,
+    )
 
     cluster, topics, errors = _declared(args, needs_zookeeper=args.snapshot is None)
     _print_errors(errors, sys.stderr)
@@ -286,10 +304,10 @@ def _plan(args: argparse.Namespace) -> int:
             result = plan(topics, state, cluster, seed=args.seed)
             # the brokers' own verdict (validate_only) where the store has one: a policy, a config they refuse
             result = refused_by_the_cluster(result, store.validate(result.actions))
-    _warn_about(state, cluster.name, declared=cluster.kafka_version)
+    _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
     if args.output == "json":
         problems = cluster_problems(state, cluster.kafka_version)
-        sys.stdout.write(plan_json(result, manifest_errors=errors, **problems))
+        sys.stdout.write(plan_json(result, manifest_errors=errors, **problems, writes=writes_to_dict(state)))
     elif args.output == "markdown":
         warnings = _warnings(state, cluster.name, declared=cluster.kafka_version)
         sys.stdout.write(render_plan_markdown(result, manifest_errors=errors, warnings=warnings))
@@ -349,7 +367,7 @@ def _confirmed(args: argparse.Namespace) -> bool:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from topic_operator.plan_output import cluster_problems, plan_to_dict, render_plan_text
+    from topic_operator.plan_output import cluster_problems, plan_to_dict, render_plan_text, writes_to_dict
     from topic_operator.reconcile import Reconciler, TopicOutcome
 
     cluster, topics, errors = _declared(args)
@@ -359,7 +377,7 @@ def _apply(args: argparse.Namespace) -> int:
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
         state = store.read_cluster(deadline=args.deadline)
-        _warn_about(state, cluster.name, declared=cluster.kafka_version)
+        _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
         preview = reconciler.plan(topics, state=state)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
@@ -386,6 +404,7 @@ def _apply(args: argparse.Namespace) -> int:
             "manifest_errors": errors,
             "interrupted": report.interrupted if report is not None else None,
             **cluster_problems(state, cluster.kafka_version),
+            "writes": writes_to_dict(state),
         }
         print(json.dumps(document, indent=2))
     else:

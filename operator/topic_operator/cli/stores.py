@@ -63,13 +63,18 @@ def admin_store(
 
 def chosen_store(
     args: argparse.Namespace,
-    zookeeper: Callable[[], AbstractContextManager[ClusterStore]],
+    zookeeper: Callable[[], AbstractContextManager[ClusterStore]] | None,
     *,
     bootstrap_servers: str | None = None,
+    zookeeper_address: str = "",
 ) -> AbstractContextManager[ClusterStore]:
     """The brokers when ``--bootstrap-server`` (or ``bootstrap_servers``, from a KafkaCluster) names them, else
-    ``zookeeper()``."""
+    ``zookeeper()``; with both, a ``StagedStore`` over the two, which writes through the one the migration's
+    stage allows."""
     servers = getattr(args, "bootstrap_server", None) or bootstrap_servers
+    if servers and zookeeper is not None:
+        return _staged(zookeeper, admin_store(servers, getattr(args, "command_config", None), args.deadline),
+                       zookeeper_address=zookeeper_address, brokers_address=servers)  # fmt: skip
     if servers:
         return admin_store(servers, getattr(args, "command_config", None), args.deadline)
     if getattr(args, "command_config", None):
@@ -78,4 +83,26 @@ def chosen_store(
         raise AdminSettingsError(
             "--command-config is for --bootstrap-server; ZooKeeper takes no client properties"
         )
+    if zookeeper is None:
+        raise ValueError("neither ZooKeeper nor brokers to reach the cluster by")
     return zookeeper()
+
+
+@contextmanager
+def _staged(
+    zookeeper: Callable[[], AbstractContextManager[ClusterStore]],
+    brokers: AbstractContextManager[ClusterStore],
+    *,
+    zookeeper_address: str,
+    brokers_address: str,
+) -> Iterator[ClusterStore]:
+    """Both stores open, as one ``StagedStore``; both closed at the end."""
+    from topic_operator.staged_store import StagedStore
+
+    with zookeeper() as on_zookeeper, brokers as on_brokers:
+        yield StagedStore(
+            on_zookeeper,
+            on_brokers,
+            zookeeper_address=zookeeper_address,
+            brokers_address=brokers_address,
+        )
