@@ -10,14 +10,16 @@ Schema version 2 (written). The header row, one per cluster and snapshot, has ``
      "orphan_configs": {str: int}, "unreadable_topics": {str: str},
      "unreadable_znodes": {str: str}, "kraft_migration": str|null,
      "kraft_migration_stage": str|null, "kafka_release": {...}|null,
-     "backend": "kraft", "broker_release": str|null, "metadata_version": str|null}
+     "backend": "kraft", "broker_release": str|null, "metadata_version": str|null,
+     "writes": {"stage": str, "through": str, "reason": str}}
 
 ``unreadable_znodes`` (path -> problem: broker registrations, ``/controller``, ``/cluster/id``, partition states,
 ``/admin/reassign_partitions``, ``/migration``), ``kraft_migration`` (why the cluster must not be written, or
 null), ``kraft_migration_stage`` (where the migration stands, in words) and ``kafka_release`` (what the znodes tell of the brokers' release: ``ReleaseEvidence.to_dict``, or null)
 were added later within version 2: readers that do not know them ignore them, and files without them read as
 none found. So were ``backend``, ``broker_release`` and ``metadata_version``, written only for a cluster read
-through the Admin protocol (absent: read through ZooKeeper). They are not among ``HEADER_FIELDS``, which readers compare to tell two snapshots apart.
+through the Admin protocol (absent: read through ZooKeeper), and ``writes`` (``{"stage", "through", "reason"}``:
+where a migration to KRaft stands and which path writes), written only when the rest does not imply it. They are not among ``HEADER_FIELDS``, which readers compare to tell two snapshots apart.
 
 and each topic row carries the header's ``taken_at``, which ties it to its header:
 
@@ -37,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from topic_operator.kafka.cluster_release import ReleaseEvidence
+from topic_operator.kafka.kraft_migration import Writer, WriterChoice, choose_writer
 from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 
 __all__ = [
@@ -91,7 +94,36 @@ def _header_row(cluster: str, state: ClusterState, taken_at: str) -> dict[str, A
         "kraft_migration_stage": state.kraft_migration_stage,
         "kafka_release": state.release_evidence.to_dict() if state.release_evidence is not None else None,
         **_admin_fields(state),
+        **_writes_field(state),
     }
+
+
+def _default_writer(backend: Backend, kraft_migration: str | None) -> WriterChoice | None:
+    """The writer a snapshot without ``writes`` implies: the only one its backend has, with no migration seen
+    (None when a migration was seen: its stage is not in the file)."""
+    if backend is Backend.KRAFT:
+        return choose_writer(None, zookeeper=False, brokers=True)
+    return choose_writer(None, zookeeper=True, brokers=False) if kraft_migration is None else None
+
+
+def _writes_field(state: ClusterState) -> dict[str, Any]:
+    """``writes`` (the migration's stage and writer) when it is not what the rest of the header implies, so that
+    the snapshots of clusters not migrating stay as they were."""
+    choice = state.writer
+    if choice is None or choice == _default_writer(state.backend, state.kraft_migration):
+        return {}
+    return {"writes": {"stage": choice.stage, "through": choice.writer.value, "reason": choice.why}}
+
+
+def _writer(header: Mapping[str, Any], backend: Backend) -> WriterChoice | None:
+    """The header's ``writes``, or what the rest of the header implies; one not in the form written is None."""
+    written = header.get("writes")
+    if written is None:
+        return _default_writer(backend, header.get("kraft_migration"))
+    try:
+        return WriterChoice(Writer(written["through"]), str(written["stage"]), str(written["reason"]))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _admin_fields(state: ClusterState) -> dict[str, Any]:
@@ -201,9 +233,10 @@ def cluster_from_rows(header: Mapping[str, Any], topic_rows: Iterable[Mapping[st
         kraft_migration=header.get("kraft_migration"),
         kraft_migration_stage=header.get("kraft_migration_stage"),
         release_evidence=_release_evidence(header.get("kafka_release")),
-        backend=Backend(header.get("backend", Backend.ZOOKEEPER.value)),
+        backend=(backend := Backend(header.get("backend", Backend.ZOOKEEPER.value))),
         broker_release=_broker_release(header.get("broker_release")),
         metadata_version=header.get("metadata_version"),
+        writer=_writer(header, backend),
     )
 
 

@@ -39,6 +39,7 @@ from topic_operator.drift.rules import (
     unobserved_finding,
 )
 from topic_operator.kafka.cluster_release import release_report
+from topic_operator.kafka.kraft_migration import KRAFT, STAGE_NAMES
 from topic_operator.kafka.releases import KafkaVersion, format_version
 from topic_operator.model import Backend, ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicStatus
@@ -671,14 +672,26 @@ def cluster_drift(
 
 def release_line_text(declared: KafkaVersion, state: ClusterState) -> str | None:
     """The report's line on the cluster's Kafka release: declared, what the snapshot shows, and the warning; for
-    a cluster read through its brokers, that it was, and the release and ``metadata.version`` they answered."""
+    a cluster read through its brokers, that it was, and the release and ``metadata.version`` they answered;
+    for a cluster migrating to KRaft, its stage and the path writes take at it."""
+    stage = _migration_text(state)
     if state.backend is Backend.KRAFT:
-        return _brokers_release_text(declared, state)
+        return _brokers_release_text(declared, state) + stage
     if state.release_evidence is None:
-        return None
+        return stage.removeprefix("; ") or None
     report = release_report(declared, state.release_evidence)
-    text = f"kafkaVersion {report['declared']}; ZooKeeper shows Kafka {report['seen']}"
+    text = f"kafkaVersion {report['declared']}; ZooKeeper shows Kafka {report['seen']}{stage}"
     return f"{text}. Warning: {report['warning']}" if report["warning"] else text
+
+
+def _migration_text(state: ClusterState) -> str:
+    """``; migrating to KRaft: stage S, writes through W`` while a migration is under way, else nothing."""
+    choice = state.writer
+    if choice is not None and choice.stage not in (STAGE_NAMES[None], KRAFT):
+        return f"; migrating to KRaft: stage {choice.stage}, writes through {choice.writer.value}"
+    if choice is None and state.kraft_migration is not None:
+        return f"; migrating to KRaft: {state.kraft_migration_stage or state.kraft_migration}"
+    return ""
 
 
 def _brokers_release_text(declared: KafkaVersion, state: ClusterState) -> str:
