@@ -251,8 +251,14 @@ def _release_evidence(value: object) -> ReleaseEvidence | None:
         return None
 
 
+_SOMETIMES_WRITTEN: Final = ("backend", "broker_release", "metadata_version", "writes")
+"""Header fields written only when they say something (see the module's docstring): kept when present."""
+
+
 def _shared(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: row.get(key) for key in (*HEADER_FIELDS, *ADDED_HEADER_FIELDS)}
+    shared = {key: row.get(key) for key in (*HEADER_FIELDS, *ADDED_HEADER_FIELDS)}
+    shared.update((key, row[key]) for key in _SOMETIMES_WRITTEN if key in row)
+    return shared
 
 
 def rows_to_clusters(rows: Iterable[Mapping[str, Any]]) -> dict[str, ClusterState]:

@@ -77,3 +77,33 @@ def test_two_snapshots_of_one_cluster_are_refused() -> None:
     later = {**topic, "topic": "b", "taken_at": "t2"}
     with pytest.raises(ValueError, match="topic 'b' was taken at 't2', its header at 't1'"):
         rows_to_clusters(version_1_rows([header, topic]) + version_1_rows([header, later]))
+
+
+def test_a_migrations_stage_and_writer_survive_a_snapshot_and_a_plain_cluster_writes_no_more() -> None:
+    from topic_operator.kafka.kraft_migration import MigrationStage, choose_writer
+
+    plain = cluster_state(existing("a", {0: (0, 1)}))
+    plain = replace(plain, writer=choose_writer(None, zookeeper=True, brokers=False))
+    (header,) = [r for r in rows_from_cluster("main", plain, "2026-11-27T00:00:00Z") if r["topic"] is None]
+    assert "writes" not in header  # as before: nothing the rest of the header does not imply
+    assert rows_to_clusters([header])["main"].writer == plain.writer
+    for stage, brokers in (
+        (MigrationStage.QUORUM_WAITING, True),
+        (MigrationStage.DUAL_WRITE, False),
+        (None, True),
+    ):
+        choice = choose_writer(stage, zookeeper=True, brokers=brokers)
+        migrating = replace(
+            plain, kraft_migration=None if stage is None else "/migration exists", writer=choice
+        )
+        rows = [
+            json.loads(json.dumps(r)) for r in rows_from_cluster("main", migrating, "2026-11-27T00:00:00Z")
+        ]
+        assert rows[0]["writes"] == {
+            "stage": choice.stage,
+            "through": choice.writer.value,
+            "reason": choice.why,
+        }
+        assert rows_to_clusters(rows)["main"].writer == choice
+    broken = [{**rows[0], "writes": {"stage": "DualWrite", "through": "Carrier pigeon", "reason": "?"}}]
+    assert rows_to_clusters(broken)["main"].writer is None
