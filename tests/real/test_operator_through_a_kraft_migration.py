@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kazoo.client import KazooClient
 
 from harness.kafka_clients import replica_lists, topic_config
@@ -54,6 +57,7 @@ KAFKA_39 = next((d for d in kafka_distributions()[0] if d.version == "3.9.0"), N
 CLUSTER = "migrating"
 CONTROLLER_ID = 3000
 RACKS = {1: "a", 2: "b"}
+KTO = str(Path(sys.executable).parent / "kto")
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +143,9 @@ class Walk:
 def planned(name: str, partitions: int, replicas: int, brokers: dict[int, str]) -> dict[int, list[int]]:
     """Where the product's own placement puts a new topic on ``brokers`` (id -> rack): what the operator plans,
     whichever path writes it."""
-    state = ClusterState(cluster_id="any", brokers={b: Broker(b, rack) for b, rack in brokers.items()}, topics={})
+    state = ClusterState(
+        cluster_id="any", brokers={b: Broker(b, rack) for b, rack in brokers.items()}, topics={}
+    )
     spec = TopicSpec(cluster=CLUSTER, name=name, partitions=partitions, replicas=replicas)
     (create,) = plan_topic(spec, state, ClusterSpec(name=CLUSTER, zookeeper_connect="")).actions
     assert isinstance(create, CreateTopic)
@@ -246,6 +252,35 @@ def start_the_quorum(walk: Walk) -> None:
     walk.controller.start()
 
 
+def kto_manifest(walk: Walk, path: Path, topic: str) -> Path:
+    """A KafkaCluster naming both ZooKeeper and the brokers, and one topic for ``kto`` (not a KafkaTopic of the
+    operator's: the file is only read by kto)."""
+    documents = [
+        {
+            "apiVersion": KTO_API,
+            "kind": "KafkaCluster",
+            "metadata": {"name": CLUSTER},
+            "spec": {
+                "zookeeper": {"connect": walk.brokers.connect_string},
+                "bootstrapServers": walk.bootstrap,
+                "kafkaVersion": "3.9",
+            },
+        },
+        {
+            "apiVersion": KTO_API,
+            "kind": "KafkaTopic",
+            "metadata": {"name": topic},
+            "spec": {"cluster": CLUSTER, "partitions": 2, "replicas": 2},
+        },
+    ]
+    path.write_text(yaml.safe_dump_all(documents))
+    return path
+
+
+def kto(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KTO, *argv], capture_output=True, text=True, timeout=120, check=False)
+
+
 def roll(walk: Walk, mode: BrokerMode) -> None:
     for broker in RACKS:
         walk.brokers.restart_broker(broker, mode)
@@ -258,7 +293,9 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = 90) -> Non
         time.sleep(0.2)
 
 
-def test_the_operator_writes_through_every_stage_of_a_migration(walk: Walk, operator: Operator) -> None:
+def test_the_operator_writes_through_every_stage_of_a_migration(
+    walk: Walk, operator: Operator, tmp_path: Path
+) -> None:
     with stage_recorder(walk):
         # ZooKeeper mode: written to ZooKeeper, as before.
         declare_cluster(walk)
@@ -284,6 +321,16 @@ def test_the_operator_writes_through_every_stage_of_a_migration(walk: Walk, oper
         with walk.zk() as zk:
             assert zk.exists("/brokers/topics/waited") is None
             assert zookeeper_overrides(zk, "before") == {"retention.ms": "3600000"}
+        # kto, given both, chooses the same way: it plans, says why nothing can be written, and writes nothing.
+        manifest = kto_manifest(walk, tmp_path / "by-kto.yaml", "by-kto")
+        planned_now = kto("plan", "-f", str(manifest), "-o", "json")
+        assert planned_now.returncode == 1, planned_now.stderr
+        assert json.loads(planned_now.stdout)["writes"]["through"] == "None"
+        assert "stage QuorumWaiting, writes through None" in planned_now.stderr
+        refused = kto("apply", "-f", str(manifest), "--yes")
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        with walk.zk() as zk:
+            assert zk.exists("/brokers/topics/by-kto") is None
 
         # The brokers rolled into migration mode: the controller takes over, copies, and dual-writes. What
         # waited lands through the brokers, once.
@@ -318,6 +365,11 @@ def test_the_operator_writes_through_every_stage_of_a_migration(walk: Walk, oper
         walk.landed_once("all-kraft", 1, "Created")
         walk.landed_once("hybrid", 2, "Updated")
         assert replica_lists(walk.bootstrap, "all-kraft") == planned("all-kraft", 2, 1, RACKS)
+        # kto now writes through the brokers, placing as the product places.
+        applied = kto("apply", "-f", str(kto_manifest(walk, manifest, "by-kto")), "--yes")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert "stage BrokersOnKRaft, writes through AdminProtocol" in applied.stderr
+        assert replica_lists(walk.bootstrap, "by-kto") == planned("by-kto", 2, 2, RACKS)
 
         # Finalized: the controller restarted without the migration. ZooKeeper cannot tell it from the last
         # stage; the brokers still write.
@@ -369,8 +421,10 @@ def test_a_revert_holds_changes_until_migration_is_deleted(walk: Walk, operator:
     with walk.zk() as zk:
         zk.delete("/controller")
         wait_until(
-            lambda: zk.exists("/controller") is not None
-            and json.loads(zk.get("/controller")[0])["kraftControllerEpoch"] == -1,
+            lambda: (
+                zk.exists("/controller") is not None
+                and json.loads(zk.get("/controller")[0])["kraftControllerEpoch"] == -1
+            ),
             "a ZooKeeper controller again",
         )
         epoch = int(zk.get("/controller_epoch")[0])
