@@ -45,6 +45,11 @@ class ClusterLink(Protocol):
     @property
     def alive(self) -> bool: ...
 
+    @property
+    def connection(self) -> str:
+        """The connection ``alive`` is about, for messages: what is lost when it is False."""
+        ...
+
     def needs_new_session(self, now: float, busy: bool) -> str | None: ...
 
     def check(self) -> ClusterState: ...
@@ -91,6 +96,8 @@ class ZooKeeperLink:
         """When kazoo last reported the connection SUSPENDED or LOST (monotonic), None while connected. Written
         by kazoo's listener thread, read by the event loop: one float, replaced whole."""
         client.add_listener(self._on_connection_state)
+
+    connection = "ZooKeeper connection"
 
     @property
     def alive(self) -> bool:
@@ -166,6 +173,8 @@ class AdminLink:
         self._failing_since: float | None = None
         self._why = ""
         self._lock = threading.Lock()
+
+    connection = "connection to the brokers"
 
     @property
     def alive(self) -> bool:
@@ -244,6 +253,10 @@ class MigratingLink:
         )
         self.store: ClusterStore = self.staged
         self.address = f"{zookeeper.address} (brokers {brokers.address})"
+
+    @property
+    def connection(self) -> str:
+        return self.zookeeper.connection if not self.zookeeper.alive else self.brokers.connection
 
     @property
     def alive(self) -> bool:

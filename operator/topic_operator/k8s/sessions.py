@@ -122,7 +122,7 @@ async def keep_session(
             await _pause(stopped, CHECK_INTERVAL)
             continue
         if lost and why is None:  # kazoo is reconnecting by itself: say so once, and let it
-            lost_what = "connection to the brokers" if reaches_brokers(body()) else "ZooKeeper connection"
+            lost_what = handle.link.connection if handle is not None else "connection"
             down = await _went_down(ctx, body(), label, down, f"{lost_what} lost; reconnecting")
             await _pause(stopped, CHECK_INTERVAL)
             continue
