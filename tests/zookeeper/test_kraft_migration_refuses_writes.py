@@ -18,7 +18,7 @@ from topic_operator.plan import AlterConfig, CreateTopic
 from topic_operator.zookeeper.errors import KraftMigrationError
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
-from topic_operator.zookeeper.writer import ZooKeeperWriter
+from topic_operator.zookeeper.writer import CONTROLLER_EPOCH, ZooKeeperWriter
 from topic_operator.zookeeper.znodes import ControllerZNode, MigrationZNode
 
 TOPICS = (kafka_topic("orders", 3, config="{retention.ms: 2000}"), kafka_topic("fresh", 3))
@@ -122,3 +122,52 @@ def test_the_watched_view_notices_a_migration_that_starts(orders: KazooClient) -
         assert view.state().kraft_migration == MIGRATING
     finally:
         view.close()
+
+
+def take_over_as_kraft_controller(zk: KazooClient) -> None:
+    """What a KRaft controller does to ZooKeeper as it takes over for a migration's copy
+    (KafkaZkClient.tryRegisterKRaftControllerAsActiveController): ``/controller_epoch`` bumped, ``/controller``
+    taken with its epoch."""
+    epoch = int(zk.get(CONTROLLER_EPOCH)[0]) + 1
+    zk.set(CONTROLLER_EPOCH, str(epoch).encode())
+    zk.set(
+        ControllerZNode.path,
+        json.dumps(
+            {"version": 2, "brokerid": 3000, "timestamp": "1", "kraftControllerEpoch": epoch}
+        ).encode(),
+    )
+
+
+def test_a_kraft_controller_taking_over_during_a_batch_stops_every_transaction_not_yet_committed(
+    orders: KazooClient,
+) -> None:
+    """The batch read no migration, then a KRaft controller took over before its transactions were sent: none
+    commits (each checks the controller epoch it began with), and each is a conflict, read again and planned
+    again, which then finds the migration. Without the check they would land in ZooKeeper after the takeover,
+    and be lost at the KRaft controller's next sync to it."""
+    orders.create(CONTROLLER_EPOCH, b"1")
+    taken = []
+
+    def lease_held() -> bool:  # asked before each transaction is sent: the takeover happens right then
+        if not taken:
+            take_over_as_kraft_controller(orders)
+            taken.append(True)
+        return True
+
+    writer = ZooKeeperWriter(orders, may_write=lease_held)
+    create = CreateTopic("fresh", {0: (0, 1, 2)}, {})
+    alter = AlterConfig("orders", {"retention.ms": "2000"}, expected_version=0)
+    results = writer.apply_all([create, alter])
+    assert [r.outcome.value for r in results] == ["conflict", "conflict"]
+    assert all("/controller_epoch changed since it was read" in str(r.error) for r in results)
+    assert orders.exists("/brokers/topics/fresh") is None
+    assert json.loads(orders.get("/config/topics/orders")[0])["config"] == {"retention.ms": "1000"}
+    with pytest.raises(KraftMigrationError):  # the next batch finds the KRaft controller
+        writer.apply_all([create])
+
+
+def test_a_controller_epoch_that_stays_lets_every_transaction_commit(orders: KazooClient) -> None:
+    orders.create(CONTROLLER_EPOCH, b"1")
+    results = ZooKeeperWriter(orders).apply_all([CreateTopic("fresh", {0: (0, 1, 2)}, {})])
+    assert [r.outcome.value for r in results] == ["applied"]
+    assert orders.exists("/brokers/topics/fresh") is not None

@@ -82,6 +82,12 @@ __all__ = ["KAFKA_SECURE_ACL", "Outcome", "WriteResult", "ZooKeeperWriter", "kra
 _OWNERSHIP = (ControllerZNode.path, MigrationZNode.path)
 """Read before every batch: a cluster migrating to KRaft gets no write (semantics §15)."""
 
+CONTROLLER_EPOCH = "/controller_epoch"
+"""Bumped by every controller that takes over, a KRaft controller starting a migration's copy included
+(KafkaZkClient.tryRegisterKRaftControllerAsActiveController). Its version, read before ``/migration`` is, guards
+every transaction of the batch: a transaction committed after a KRaft controller took over would be lost at its
+next sync to ZooKeeper, so none commits once the version moved."""
+
 
 def kraft_migration_refusal(where: str, migration: str) -> str:
     """The one line refusing every write to a cluster migrating to KRaft."""
@@ -149,10 +155,10 @@ class ZooKeeperWriter:
         """
         zk = bounded(self._client, deadline if deadline is not None else self._deadline)
         zk.patience.restart()
-        self._require_kafka_cluster(zk, writing=True)
+        guard = self._require_kafka_cluster(zk, writing=True)
         self._ensure_parents(zk, actions)
         brokers = _read_broker_configs(zk, actions)
-        return _Batch(self, zk, actions, brokers).run(self._topics_being_reassigned(zk, actions))
+        return _Batch(self, zk, actions, brokers, guard).run(self._topics_being_reassigned(zk, actions))
 
     def require_kafka_cluster(
         self, *, writing: bool = False, deadline: float | Patience | None = None
@@ -162,8 +168,11 @@ class ZooKeeperWriter:
         zk = bounded(self._client, deadline if deadline is not None else self._deadline)
         self._require_kafka_cluster(zk, writing=writing)
 
-    def _require_kafka_cluster(self, zk: BoundedClient, *, writing: bool) -> None:
+    def _require_kafka_cluster(self, zk: BoundedClient, *, writing: bool) -> int | None:
+        """The checks, and the version of ``CONTROLLER_EPOCH`` read first (None when it does not exist: no
+        controller ever ran), which the batch's transactions check."""
         doing = "checking the cluster"
+        epoch = zk.submit(partial(zk.client.exists_async, CONTROLLER_EPOCH), doing)
         exists = {
             path: zk.submit(partial(zk.client.exists_async, path), doing)
             for path in (ClusterIdZNode.path, BrokerIdsZNode.path)
@@ -185,21 +194,28 @@ class ZooKeeperWriter:
         migration = decode_singles(answers, Unreadable()).kraft_migration
         if writing and migration is not None:
             raise KraftMigrationError(kraft_migration_refusal(where, migration))
+        stat = zk.answer(epoch, doing)
+        return None if stat is None else int(stat.version)
 
     # -- building transactions ----------------------------------------------------------------------------------
 
-    def commit(self, action: Action, brokers: BrokerConfigs | None = None) -> Any:
+    def commit(self, action: Action, brokers: BrokerConfigs | None = None, guard: int | None = None) -> Any:
         """Send the action's transaction; kazoo's async result. ``brokers``: the broker configs read for the
-        batch, which throttle rates are written at the version of."""
-        return self._transaction(action, brokers or {}).commit_async()
+        batch, which throttle rates are written at the version of; ``guard``: the version of
+        ``CONTROLLER_EPOCH`` the transaction commits only at."""
+        return self._transaction(action, brokers or {}, guard).commit_async()
 
-    def transaction_paths(self, action: Action, brokers: BrokerConfigs | None = None) -> list[str]:
+    def transaction_paths(
+        self, action: Action, brokers: BrokerConfigs | None = None, guard: int | None = None
+    ) -> list[str]:
         """The znode of each operation of the action's transaction, in order (what an answer's index names)."""
-        operations = self._transaction(action, brokers or {}).operations
+        operations = self._transaction(action, brokers or {}, guard).operations
         return [str(self._client.unchroot(operation.path)) for operation in operations]
 
-    def _transaction(self, action: Action, brokers: BrokerConfigs) -> Any:
+    def _transaction(self, action: Action, brokers: BrokerConfigs, guard: int | None = None) -> Any:
         txn = self._client.transaction()
+        if guard is not None:
+            txn.check(CONTROLLER_EPOCH, guard)
         match action:
             case CreateTopic():
                 config = TopicConfigZNode.encode(action.config)
@@ -381,11 +397,13 @@ class _Batch:
         zk: BoundedClient,
         actions: Sequence[Action],
         brokers: BrokerConfigs | None = None,
+        guard: int | None = None,
     ) -> None:
         self.writer = writer
         self.zk = zk
         self.actions = actions
         self.brokers = brokers or {}
+        self.guard = guard
         self.results: list[WriteResult | None] = [None] * len(actions)
         self.sent = [0] * len(actions)
         self.to_send: deque[int] = deque()
@@ -429,7 +447,8 @@ class _Batch:
                 index = self.to_send[0]
                 action = self.actions[index]
                 pending = self.zk.submit(
-                    partial(self.writer.commit, action, self.brokers), f"writing topic {action.topic}"
+                    partial(self.writer.commit, action, self.brokers, self.guard),
+                    f"writing topic {action.topic}",
                 )
                 self.to_send.popleft()
                 self.sent[index] += 1
@@ -447,7 +466,7 @@ class _Batch:
             except AnswerLostError:
                 self.unknown.append(index)
             else:
-                paths = self.writer.transaction_paths(action, self.brokers)
+                paths = self.writer.transaction_paths(action, self.brokers, self.guard)
                 self.results[index] = _result_of(action, answers, paths=paths, retried=self.sent[index] - 1)
         in_flight.clear()
 
@@ -714,6 +733,13 @@ def _result_of(
     if not failures:
         return WriteResult(action, Outcome.APPLIED, retried=retried)
     at, failure = failures[0]
+    if at < len(paths) and paths[at] == CONTROLLER_EPOCH:
+        moved = WriteConflictError(
+            action.topic,
+            CONTROLLER_EPOCH,
+            "another controller took over since the batch began: a KRaft controller, if a migration started",
+        )
+        return WriteResult(action, Outcome.CONFLICT, moved, retried=retried)
     if isinstance(action, DeleteTopic) and isinstance(failure, NodeExistsError):
         marked = TopicAlreadyMarkedForDeletionError(f"topic {action.topic} is already marked for deletion")
         return WriteResult(action, Outcome.APPLIED, marked, retried=retried)
