@@ -52,8 +52,9 @@ def format_storage(
         [
             str(distribution.home / "bin" / "kafka-storage.sh"),
             "format",
-            "-t",
-            cluster_id,
+            # one argument, "=" joined: an id that starts with "-" (base64url: one in 64 of them) would
+            # otherwise be taken for an option, and the format refused
+            f"--cluster-id={cluster_id}",
             "-c",
             str(config),
             *extra,
