@@ -132,7 +132,19 @@ class Walk:
         that asked for it (a change written through two paths, or twice, would say so twice)."""
         wait_topic(self.kube, self.namespace, name, generation, reason, timeout=timeout)
         said = [r for _, r in events_of(self.kube, self.namespace, name) if r in ("Created", "Updated")]
+        if said.count(reason) != (1 if reason == "Created" else generation - 1):
+            print(json.dumps(self.events(name), indent=1))
         assert said.count(reason) == (1 if reason == "Created" else generation - 1), (name, said)
+
+    def events(self, name: str) -> list[tuple[str, str, str, int]]:
+        """Every Event about the KafkaTopic: reason, message, time and count, for a failure's message."""
+        found = self.kube.list(
+            "v1",
+            "events",
+            self.namespace,
+            fieldSelector=f"involvedObject.name={name},involvedObject.kind=KafkaTopic",
+        )
+        return [(e["reason"], e["message"], e.get("lastTimestamp"), e.get("count")) for e in found]
 
     def waits(self, name: str, generation: int) -> dict[str, Any]:
         """The KafkaTopic's change is held: Ready=False, KRaftMigration, at ``generation``."""
@@ -414,6 +426,26 @@ def test_a_revert_holds_changes_until_migration_is_deleted(walk: Walk, operator:
     walk.create("dual")
     walk.landed_once("dual", 1, "Created")
     assert replica_lists(walk.bootstrap, "dual") == planned("dual", 2, 2, RACKS)
+
+    # The brokers gone while a KRaft controller owns the metadata: Ready=False with the reason, and nothing is
+    # written through ZooKeeper instead; back, the change that waited lands through them.
+    for broker in RACKS:
+        walk.brokers.stop_broker(broker)
+    walk.create("unreachable")
+
+    def not_ready() -> dict[str, Any] | None:
+        condition = ready(walk.cluster())
+        return condition if condition.get("status") == "False" else None
+
+    down = walk.kube.wait_for(not_ready, timeout=90, what="the KafkaCluster Ready=False")
+    assert down["reason"] == "ClusterUnavailable", down
+    wait_topic(walk.kube, walk.namespace, "unreachable", 1, "ClusterUnavailable", timeout=90)
+    with walk.zk() as zk:
+        assert zk.exists("/brokers/topics/unreachable") is None
+    for broker in RACKS:
+        walk.brokers.start_broker(broker)
+    walk.landed_once("unreachable", 1, "Created")
+    walk.declared.pop("unreachable")
 
     # Kafka's revert: the quorum deprovisioned, /controller deleted, a ZooKeeper controller again, the brokers
     # rolled back to plain ZooKeeper mode. /migration stays: changes wait for it to go.

@@ -78,14 +78,14 @@ class Recorder:
     def post_events(self, body: Mapping[str, Any], verdict: Verdict) -> None:
         self.posted.extend((body["metadata"]["name"], event.reason) for event in verdict.events)
 
-    def work(self, concurrency: int = 0) -> TopicWork:
+    def work(self, concurrency: int = 0, retry_delay: float = RETRY_DELAY) -> TopicWork:
         return TopicWork(
             self.reconcile,
             write_status=self.write_status,
             post_events=self.post_events,
             differs=lambda current, new: not same_status(current, new),
             is_paused=is_paused,
-            retry_delay=RETRY_DELAY,
+            retry_delay=retry_delay,
             concurrency=concurrency,
         )
 
@@ -314,5 +314,36 @@ def test_being_deleted_is_no_work_and_close_stops_everything() -> None:
         assert work.busy == 0
         assert not work.offer(topic(generation=2), first_sight=False)
         assert [name for name, _, _ in recorder.ran] == ["orders", "slow"]
+
+    asyncio.run(scenario())
+
+
+def test_the_drift_round_leaves_a_kafkatopic_with_pending_work_to_topic_work() -> None:
+    """A KafkaTopic waiting for its retry when its cluster's round comes (the cluster is back, or a migration's
+    stage moved) is retried by TopicWork at once, not reconciled by the round as well: both would share one
+    batch's result and each post its Event, one creation said twice."""
+    from types import SimpleNamespace
+
+    from topic_operator.k8s.topics import _left_to_topic_work
+
+    recorder = Recorder()
+    recorder.answer["orders"] = ("ClusterUnavailable", True)
+    retry_delay = 60.0  # never by its timer here: only the round's hand-over runs it
+
+    async def scenario() -> None:
+        work = recorder.work(retry_delay=retry_delay)
+        ctx = SimpleNamespace(topic_work=work)
+        body = topic()
+        work.offer(body, first_sight=False)
+        await settle(work)
+        assert work.retry_pending("ns", "orders")
+        recorder.answer["orders"] = ("Created", False)
+        assert _left_to_topic_work(ctx, body)  # type: ignore[arg-type]
+        assert not work.retry_pending("ns", "orders")
+        await settle(work)
+        assert [r[:2] for r in recorder.ran] == [("orders", 1), ("orders", 1)]
+        assert recorder.posted == [("orders", "ClusterUnavailable"), ("orders", "Created")]
+        assert not _left_to_topic_work(ctx, topic(name="settled"))  # nothing pending: the round's own
+        assert not _left_to_topic_work(SimpleNamespace(topic_work=None), body)  # type: ignore[arg-type]
 
     asyncio.run(scenario())

@@ -508,6 +508,7 @@ async def check_drift(
         elif settled and not changes and _topic_id_unreported(body, state.topics.get(spec.name)):
             again.append(body)  # the controller gave the topic its id after the status was written
     ctx.metrics.drifted_topics.labels(handle.label).set(drifted)
+    again = [body for body in again if not _left_to_topic_work(ctx, body)]
     verdicts = await asyncio.gather(
         *(reconcile_topic(ctx, body, claims=claims, identity_of=identity_of) for body in again)
     )
@@ -525,6 +526,17 @@ async def check_drift(
     ctx.metrics.record_census(handle.label, census)
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted
+
+
+def _left_to_topic_work(ctx: OperatorContext, body: Mapping[str, Any]) -> bool:
+    """Whether the KafkaTopic is already ``TopicWork``'s: a reconcile of it running or queued, or a retry
+    pending, which is then run at once. Reconciled here as well, the two would share one batch's result and
+    each post its Event: one creation said twice."""
+    work = ctx.topic_work
+    if work is None:
+        return False
+    namespace, name, _, _ = _names(body)
+    return work.busy_with(namespace, name) or work.retry_now(namespace, name)
 
 
 def _refusal_lifted(topic_plan: TopicPlan | None) -> bool:
