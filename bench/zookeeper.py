@@ -8,6 +8,8 @@
     twice as long as the raw transactions.
 (c) the snapshot: ``read_cluster`` of those 10,000 topics with their configs, by a fresh client. Target: <= 3 s
     (scaled linearly when ``--topics`` asks for fewer).
+(d) the writer as (b) on a cluster whose controller ran (``/controller_epoch`` exists): every transaction also
+    checks that znode's version, so that none commits after a KRaft controller takes over. Target: as (b).
 
 Each measurement writes into a chroot of its own on one throwaway ``LocalZooKeeper`` (fsync off, as in the tests),
 so none sees the others' znodes; an unmeasured warm-up batch first lets the server's JIT settle. Peak RSS of this process (and of the server's JVM) is printed at the end.
@@ -34,7 +36,7 @@ from topic_operator.plan import CreateTopic
 from topic_operator.zookeeper.local_server import LocalZooKeeper
 from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
 from topic_operator.zookeeper.snapshot import read_cluster
-from topic_operator.zookeeper.writer import Outcome, ZooKeeperWriter
+from topic_operator.zookeeper.writer import CONTROLLER_EPOCH, Outcome, ZooKeeperWriter
 from topic_operator.zookeeper.znodes import (
     TopicConfigsZNode,
     TopicConfigZNode,
@@ -126,10 +128,15 @@ def raw_transactions(client: KazooClient, actions: Sequence[CreateTopic]) -> flo
     return elapsed
 
 
-def writer_creations(client: KazooClient, actions: Sequence[CreateTopic]) -> float:
-    """(b) Seconds for the writer to apply every creation (its cluster check and parent checks included)."""
+def writer_creations(
+    client: KazooClient, actions: Sequence[CreateTopic], *, controller_ran: bool = False
+) -> float:
+    """(b) Seconds for the writer to apply every creation (its cluster check and parent checks included); (d)
+    with ``controller_ran``: ``/controller_epoch`` there, so each transaction carries its version check too."""
     bootstrap_cluster(client, "bench-cluster-00000000A")
     register_brokers(client, RACKS)
+    if controller_ran:
+        client.create(CONTROLLER_EPOCH, b"1")
     writer = ZooKeeperWriter(client)
     with settled():
         started = time.perf_counter()
@@ -207,9 +214,13 @@ def main() -> int:
         with client_for(server.connect_string + writer_root) as client:
             written = writer_creations(client, actions)
             read = snapshot_read(server.connect_string + writer_root, actions)
+        guarded_root = new_chroot(admin, "guarded")
+        with client_for(server.connect_string + guarded_root) as client:
+            guarded = writer_creations(client, actions, controller_ran=True)
         server_rss = server_peak_rss_mb(server.pid)
 
     ratio = raw / written
+    guarded_ratio = raw / guarded
     rows = [
         Row(
             f"(a) raw: {count:,} two-create transactions, pipelined", raw, count, "(the loopback limit)", None
@@ -220,6 +231,13 @@ def main() -> int:
             count,
             f"rate >= {TARGET_WRITER_RATIO:.2f} x (a): {ratio:.2f}",
             ratio >= TARGET_WRITER_RATIO,
+        ),
+        Row(
+            "(d) writer, each transaction checking /controller_epoch",
+            guarded,
+            count,
+            f"rate >= {TARGET_WRITER_RATIO:.2f} x (a): {guarded_ratio:.2f}",
+            guarded_ratio >= TARGET_WRITER_RATIO,
         ),
         Row(
             f"(c) read_cluster: {count:,} topics x {PARTITIONS} partitions",

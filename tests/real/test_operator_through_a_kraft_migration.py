@@ -39,7 +39,7 @@ import pytest
 import yaml
 from kazoo.client import KazooClient
 
-from harness.kafka_clients import replica_lists, topic_config
+from harness.kafka_clients import topic_config, wait_for_leaders
 from harness.kto_objects import KTO_API, events_of, kafka_topic, ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator, ready_operator
@@ -164,6 +164,22 @@ def planned(name: str, partitions: int, replicas: int, brokers: dict[int, str]) 
     return {p: list(r) for p, r in sorted(create.assignment.items())}
 
 
+def served_replicas(walk: Walk, name: str, partitions: int) -> dict[int, list[int]]:
+    """Each partition's replicas once the brokers serve all ``partitions`` with leaders: a broker's metadata
+    may lag what the controller committed (a controller just restarted, a broker just back)."""
+    served = wait_for_leaders(walk.bootstrap, name, partitions)
+    return {p: list(info.replicas) for p, info in sorted(served.items())}
+
+
+def served_config(walk: Walk, name: str, wanted: dict[str, str], timeout: float = 30) -> dict[str, str]:
+    """The topic's overrides as the brokers describe them, read until they are ``wanted`` (a broker applies the
+    controller's records at its own pace) or ``timeout`` passes: the last read either way."""
+    deadline = time.monotonic() + timeout
+    while (found := topic_config(walk.bootstrap, name)) != wanted and time.monotonic() < deadline:
+        time.sleep(0.3)
+    return found
+
+
 def zookeeper_replicas(zk: KazooClient, name: str) -> dict[int, list[int]]:
     data = json.loads(zk.get(f"/brokers/topics/{name}")[0])
     return {int(p): r for p, r in sorted(data["partitions"].items(), key=lambda i: int(i[0]))}
@@ -179,11 +195,11 @@ def zookeeper_overrides(zk: KazooClient, name: str) -> dict[str, str]:
 def in_sync_on_the_brokers(walk: Walk) -> None:
     """Every declared topic as the brokers hold it: partitions, replication factor and overrides."""
     for name, spec in walk.declared.items():
-        replicas = replica_lists(walk.bootstrap, name)
+        replicas = served_replicas(walk, name, spec["partitions"])
         assert len(replicas) == spec["partitions"], (name, replicas)
         assert {len(r) for r in replicas.values()} == {spec["replicas"]}, (name, replicas)
         wanted = {k: str(v) for k, v in (spec.get("config") or {}).items()}
-        assert topic_config(walk.bootstrap, name) == wanted, name
+        assert served_config(walk, name, wanted) == wanted, name
 
 
 @contextlib.contextmanager
@@ -350,8 +366,8 @@ def test_the_operator_writes_through_every_stage_of_a_migration(
         walk.wait_writes("DualWrite", "AdminProtocol")
         walk.landed_once("waited", 1, "Created")
         walk.landed_once("before", 2, "Updated")
-        assert replica_lists(walk.bootstrap, "waited") == planned("waited", 2, 2, RACKS)
-        assert topic_config(walk.bootstrap, "before") == {"retention.ms": "7200000"}
+        assert served_replicas(walk, "waited", 2) == planned("waited", 2, 2, RACKS)
+        assert served_config(walk, "before", {"retention.ms": "7200000"}) == {"retention.ms": "7200000"}
         with walk.zk() as zk:  # dual-written by the KRaft controller
             wait_until(lambda: zk.exists("/brokers/topics/waited") is not None, "waited in ZooKeeper")
             wait_until(
@@ -365,7 +381,7 @@ def test_the_operator_writes_through_every_stage_of_a_migration(
         walk.change("waited", partitions=3)
         walk.landed_once("hybrid", 1, "Created")
         walk.landed_once("waited", 2, "Updated")
-        assert replica_lists(walk.bootstrap, "hybrid") == planned("hybrid", 3, 2, RACKS)
+        assert served_replicas(walk, "hybrid", 3) == planned("hybrid", 3, 2, RACKS)
         assert walk.cluster()["status"]["writes"]["stage"] == "DualWrite"
 
         # Dual-write with every broker on KRaft: none registers in ZooKeeper.
@@ -376,12 +392,12 @@ def test_the_operator_writes_through_every_stage_of_a_migration(
         walk.change("hybrid", config={"cleanup.policy": "compact", "retention.ms": 600000})
         walk.landed_once("all-kraft", 1, "Created")
         walk.landed_once("hybrid", 2, "Updated")
-        assert replica_lists(walk.bootstrap, "all-kraft") == planned("all-kraft", 2, 1, RACKS)
+        assert served_replicas(walk, "all-kraft", 2) == planned("all-kraft", 2, 1, RACKS)
         # kto now writes through the brokers, placing as the product places.
         applied = kto("apply", "-f", str(kto_manifest(walk, manifest, "by-kto")), "--yes")
         assert applied.returncode == 0, applied.stdout + applied.stderr
         assert "stage BrokersOnKRaft, writes through AdminProtocol" in applied.stderr
-        assert replica_lists(walk.bootstrap, "by-kto") == planned("by-kto", 2, 2, RACKS)
+        assert served_replicas(walk, "by-kto", 2) == planned("by-kto", 2, 2, RACKS)
 
         # Finalized: the controller restarted without the migration. ZooKeeper cannot tell it from the last
         # stage; the brokers still write.
@@ -392,7 +408,7 @@ def test_the_operator_writes_through_every_stage_of_a_migration(
         walk.change("all-kraft", partitions=4)
         walk.landed_once("finalized", 1, "Created")
         walk.landed_once("all-kraft", 2, "Updated")
-        assert replica_lists(walk.bootstrap, "finalized") == planned("finalized", 2, 2, RACKS)
+        assert served_replicas(walk, "finalized", 2) == planned("finalized", 2, 2, RACKS)
 
         # spec.zookeeper removed, and ZooKeeper stopped: the cluster is KRaft, and the whole declaration in sync.
         walk.kube.patch(KTO_API, "kafkaclusters", walk.namespace, CLUSTER, {"spec": {"zookeeper": None}})
@@ -425,7 +441,7 @@ def test_a_revert_holds_changes_until_migration_is_deleted(walk: Walk, operator:
     walk.wait_writes("DualWrite", "AdminProtocol")
     walk.create("dual")
     walk.landed_once("dual", 1, "Created")
-    assert replica_lists(walk.bootstrap, "dual") == planned("dual", 2, 2, RACKS)
+    assert served_replicas(walk, "dual", 2) == planned("dual", 2, 2, RACKS)
 
     # The brokers gone while a KRaft controller owns the metadata: Ready=False with the reason, and nothing is
     # written through ZooKeeper instead; back, the change that waited lands through them.

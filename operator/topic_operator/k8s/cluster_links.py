@@ -1,8 +1,8 @@
 """How a ``ClusterHandle`` reaches its Kafka cluster: a kazoo session with its watched view (ZooKeeper), an
 Admin client on the brokers (a KRaft cluster), or both for a cluster migrating to KRaft (``MigratingLink``: the
-stage decides which one is written, ``staged_store``). Both give the handle the engine's store, the cluster's state, a
-targeted read, whether the link is up, and when it must be replaced; everything else about a cluster (its thread,
-batches, policy, status) is the handle's and the same for both.
+stage decides which one is written, ``staged_store``). Each gives the handle the engine's store, the cluster's
+state, a targeted read, whether the link is up, and when it must be replaced; everything else about a cluster (its
+thread, batches, policy, status) is the handle's and the same for all.
 
 All methods but ``alive`` block: the handle calls them in the cluster's own thread.
 """
