@@ -179,10 +179,7 @@ def cluster_problems(state: ClusterState, kafka_version: KafkaVersion | None) ->
 def writes_to_dict(state: ClusterState) -> dict[str, str] | None:
     """The ``writes`` key of ``kto plan -o json`` and ``kto apply -o json``: the migration's stage, the path a
     write takes at it (ZooKeeper, AdminProtocol or None) and why; None when not decided (a snapshot file)."""
-    choice = state.writer
-    if choice is None:
-        return None
-    return {"stage": choice.stage, "through": choice.writer.value, "reason": choice.why}
+    return None if state.writer is None else state.writer.to_dict()
 
 
 def plan_json(plan: Plan, **extra: Any) -> str:

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from topic_operator.kafka.cluster_release import ReleaseEvidence
-from topic_operator.kafka.kraft_migration import Writer, WriterChoice, choose_writer
+from topic_operator.kafka.kraft_migration import WriterChoice, choose_writer
 from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 
 __all__ = [
@@ -112,7 +112,7 @@ def _writes_field(state: ClusterState) -> dict[str, Any]:
     choice = state.writer
     if choice is None or choice == _default_writer(state.backend, state.kraft_migration):
         return {}
-    return {"writes": {"stage": choice.stage, "through": choice.writer.value, "reason": choice.why}}
+    return {"writes": choice.to_dict()}
 
 
 def _writer(header: Mapping[str, Any], backend: Backend) -> WriterChoice | None:
@@ -121,7 +121,7 @@ def _writer(header: Mapping[str, Any], backend: Backend) -> WriterChoice | None:
     if written is None:
         return _default_writer(backend, header.get("kraft_migration"))
     try:
-        return WriterChoice(Writer(written["through"]), str(written["stage"]), str(written["reason"]))
+        return WriterChoice.from_dict(written)
     except (KeyError, TypeError, ValueError):
         return None
 

@@ -107,3 +107,5 @@ def test_a_migrations_stage_and_writer_survive_a_snapshot_and_a_plain_cluster_wr
         assert rows_to_clusters(rows)["main"].writer == choice
     broken = [{**rows[0], "writes": {"stage": "DualWrite", "through": "Carrier pigeon", "reason": "?"}}]
     assert rows_to_clusters(broken)["main"].writer is None
+    missing = [{**rows[0], "writes": {"stage": "DualWrite", "through": None, "reason": "?"}}]
+    assert rows_to_clusters(missing)["main"].writer is None

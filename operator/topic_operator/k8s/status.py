@@ -305,7 +305,7 @@ def writes_status(choice: WriterChoice | None) -> dict[str, str] | None:
     """``status.writes``: the migration's stage, the path changes take at it, and why."""
     if choice is None:
         return None
-    return {"stage": choice.stage, "through": choice.writer.value, "reason": one_line(choice.why)}
+    return {**choice.to_dict(), "reason": one_line(choice.why)}
 
 
 def kafka_release_status(kafka_version: KafkaVersion | None, state: ClusterState) -> dict[str, Any] | None:

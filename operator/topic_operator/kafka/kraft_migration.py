@@ -34,6 +34,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
@@ -204,6 +205,19 @@ class WriterChoice:
     def summary(self) -> str:
         """One line: the stage, the writer and why."""
         return f"stage {self.stage}, writes through {self.writer.value}: {self.why}"
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"stage", "through", "reason"}``: the form of the KafkaCluster's ``status.writes``, of ``writes`` in
+        ``kto plan -o json`` and of a snapshot header's ``writes``."""
+        return {"stage": self.stage, "through": self.writer.value, "reason": self.why}
+
+    @classmethod
+    def from_dict(cls, written: Mapping[str, object]) -> WriterChoice:
+        """Back from ``to_dict``'s form; ``KeyError``, ``TypeError`` or ``ValueError`` for any other."""
+        through, stage, reason = written["through"], written["stage"], written["reason"]
+        if not (isinstance(through, str) and isinstance(stage, str) and isinstance(reason, str)):
+            raise TypeError(f"not the form of a writer choice: {dict(written)!r}")
+        return cls(Writer(through), stage, reason)
 
 
 def choose_writer(stage: MigrationStage | None, *, zookeeper: bool, brokers: bool) -> WriterChoice:
