@@ -87,9 +87,7 @@ class StagedStore:
         if brokers is None:
             if self._same_cluster is not None and self._same_cluster == zookeeper.cluster_id:
                 return
-            brokers = self._brokers_read(
-                lambda: self.brokers.read_cluster(topics=(), configs_of=()), zookeeper
-            )
+            brokers = self._brokers_read(lambda: self.brokers.read_cluster(topics=(), configs_of=()))
         if zookeeper.cluster_id is None or zookeeper.cluster_id != brokers.cluster_id:
             raise ClusterMismatchError(
                 f"ZooKeeper {self.zookeeper_address} holds Kafka cluster {zookeeper.cluster_id} (/cluster/id) "
@@ -155,8 +153,7 @@ class StagedStore:
         brokers = self._brokers_read(
             lambda: self.brokers.read_cluster(
                 partition_states=partition_states, topics=topics, deadline=deadline, configs_of=configs_of
-            ),
-            head,
+            )
         )
         return self.on_the_brokers(brokers, head)
 
@@ -196,7 +193,7 @@ class StagedStore:
                 raise self.brokers_failed(error) from error
         return store.apply_all(actions, deadline=deadline)
 
-    def _brokers_read(self, read: _Read, zookeeper: ClusterState) -> ClusterState:
+    def _brokers_read(self, read: _Read) -> ClusterState:
         try:
             return read()
         except ClusterUnavailableError as error:
