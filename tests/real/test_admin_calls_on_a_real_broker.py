@@ -55,13 +55,16 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
         assert all(ids.values())
 
         # Metadata (DescribeTopics): the same ids, replicas in the order given, leaders and ISRs
-        def described() -> dict[str, dict[int, list[int]]]:
+        def described() -> dict[str, dict[int, list[int]]] | None:
+            """The replicas, once the answering broker lists every topic with its partitions (it applies the
+            controller's records at its own pace: a topic may show up before its partitions do)."""
             found = {t["name"]: t for t in admin.describe_topics([one, two])}
             assert str(found[one]["topic_id"]) == str(ids[one])
-            return {
+            replicas = {
                 n: {p["partition_index"]: p["replica_nodes"] for p in t["partitions"]}
                 for n, t in found.items()
             }
+            return replicas if all(replicas.values()) else None
 
         assert eventually(described, timeout=30, what="the new topics in the metadata") == {
             one: {0: [3, 1], 1: [1, 2]},
@@ -90,8 +93,14 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
             incremental=True,
         )  # fmt: skip
         assert answered == {"topic": {one: "OK", two: "OK"}}
-        after = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, one)])["topic"][one]
-        assert {k: v["value"] for k, v in after.items() if v["config_source"] == TOPIC_OVERRIDE_SOURCE} == {
+
+        def overrides() -> dict[str, str] | None:
+            """The answering broker may not have applied the controller's config records yet: asked again."""
+            after = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, one)])["topic"][one]
+            found = {k: v["value"] for k, v in after.items() if v["config_source"] == TOPIC_OVERRIDE_SOURCE}
+            return found if found == {"cleanup.policy": "compact"} else None
+
+        assert eventually(overrides, timeout=30, what="the overrides set and deleted") == {
             "cleanup.policy": "compact"
         }
 
