@@ -8,9 +8,11 @@ leader for every partition, and a record sent to each partition must come back.
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
@@ -23,9 +25,23 @@ __all__ = [
     "partitions",
     "replica_lists",
     "round_trip",
+    "settled",
     "topic_config",
     "wait_for_leaders",
 ]
+
+
+T = TypeVar("T")
+
+
+def settled(read: Callable[[], T], done: Callable[[T], bool], timeout: float = 30.0) -> T:
+    """``read()`` until ``done`` holds for its answer or ``timeout`` passes: the last answer either way, for the
+    caller's assertion to compare (and name the difference). A read right after a write may come from a broker that
+    has not applied the controller's records yet (each applies them at its own pace)."""
+    deadline = time.monotonic() + timeout
+    while not done(answer := read()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return answer
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import yaml
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
-from harness.kafka_clients import replica_lists, topic_config
+from harness.kafka_clients import replica_lists, settled, topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
@@ -104,11 +104,10 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         twin = _zookeeper_plan_assignment(zk, zk_chroot, first)
         applied = _kto("apply", "-f", str(first), "--yes")
         assert applied.returncode == 0, applied.stdout + applied.stderr
-        assert {str(p): r for p, r in replica_lists(kraft.bootstrap_servers, name).items()} == twin
-        assert topic_config(kraft.bootstrap_servers, name) == {
-            "retention.ms": "3600000",
-            "cleanup.policy": "delete",
-        }
+        placed = settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 6)
+        assert {str(p): r for p, r in placed.items()} == twin
+        created = {"retention.ms": "3600000", "cleanup.policy": "delete"}
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, name), created.__eq__) == created
 
         # grown, one override changed, one added, one removed: written as SET and DELETE
         grown = declare(
@@ -116,13 +115,11 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         )
         applied = _kto("apply", "-f", str(grown), "--yes")
         assert applied.returncode == 0, applied.stdout + applied.stderr
-        placed = replica_lists(kraft.bootstrap_servers, name)
+        placed = settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 8)
         assert sorted(placed) == list(range(8))
         assert all(len(set(replicas)) == 3 for replicas in placed.values())
-        assert topic_config(kraft.bootstrap_servers, name) == {
-            "retention.ms": "7200000",
-            "max.message.bytes": "2000000",
-        }
+        changed = {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, name), changed.__eq__) == changed
 
         # the same declaration again: nothing planned, nothing sent
         again = _kto("apply", "-f", str(grown), "--yes")
@@ -189,9 +186,14 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "throttles removed" in moved.stderr
     with connected(settings, deadline=30) as admin:
-        assert all(len(r) == 3 for r in replica_lists(kraft.bootstrap_servers, single).values())
+        moved_to = settled(
+            lambda: replica_lists(kraft.bootstrap_servers, single),
+            lambda r: len(r) == 2 and all(len(replicas) == 3 for replicas in r.values()),
+        )
+        assert len(moved_to) == 2
+        assert all(len(r) == 3 for r in moved_to.values())
         assert admin.list_partition_reassignments() == {}
-        assert topic_config(kraft.bootstrap_servers, single) == {}
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, single), {}.__eq__) == {}
         assert _broker_throttles(admin) == {"1": {}, "2": {}, "3": {}}
 
     # deleted, as the operator deletes a KafkaTopic whose deletionPolicy is Delete

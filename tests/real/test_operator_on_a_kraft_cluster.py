@@ -22,7 +22,7 @@ import pytest
 import yaml
 from kazoo.client import KazooClient
 
-from harness.kafka_clients import replica_lists, topic_config
+from harness.kafka_clients import replica_lists, settled, topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import KTO_API, events_of, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeApiError, KubeClient
@@ -121,11 +121,9 @@ def test_the_operator_manages_a_kraft_cluster(
     body = wait_topic(kube, namespace, name, 1, "Created")
     settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
     with connected(settings, deadline=30) as admin:
-        assert replica_lists(kraft.bootstrap_servers, name) == twin
-        assert topic_config(kraft.bootstrap_servers, name) == {
-            "retention.ms": "3600000",
-            "cleanup.policy": "delete",
-        }
+        assert settled(lambda: replica_lists(kraft.bootstrap_servers, name), twin.__eq__) == twin
+        created = {"retention.ms": "3600000", "cleanup.policy": "delete"}
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, name), created.__eq__) == created
         (metadata,) = admin.describe_topics([name])
         assert body["status"]["topicId"]  # the same id the ZooKeeper path keeps: Kafka's base64 form
         assert body["status"]["topicId"] != str(metadata["topic_id"])
@@ -133,7 +131,7 @@ def test_the_operator_manages_a_kraft_cluster(
 
         kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 8}})
         wait_topic(kube, namespace, name, 2, "Updated")
-        assert len(replica_lists(kraft.bootstrap_servers, name)) == 8
+        assert len(settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 8)) == 8
 
         kube.patch(
             KTO_API,
@@ -147,10 +145,8 @@ def test_the_operator_manages_a_kraft_cluster(
             },
         )
         wait_topic(kube, namespace, name, 3, "Updated")
-        assert topic_config(kraft.bootstrap_servers, name) == {
-            "retention.ms": "7200000",
-            "max.message.bytes": "2000000",
-        }
+        changed = {"retention.ms": "7200000", "max.message.bytes": "2000000"}
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, name), changed.__eq__) == changed
 
         with pytest.raises(KubeApiError, match="can only be increased"):
             kube.patch(KTO_API, "kafkatopics", namespace, name, {"spec": {"partitions": 4}})
@@ -219,7 +215,7 @@ def test_a_topic_deleted_behind_the_operator_s_back_is_created_again_with_its_ne
     second = eventually(
         recreated, timeout=60, what=f"topic {name} created again, with a new id in its status"
     )
-    assert len(replica_lists(kraft.bootstrap_servers, name)) == 2
+    assert len(settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 2)) == 2
     assert second != first
 
 
@@ -249,7 +245,11 @@ def test_an_unmanaged_topic_is_listed_then_adopted(
         timeout=10,
         what="the Adopted Event",
     )
-    assert topic_config(kraft.bootstrap_servers, legacy) == {"retention.ms": "120000"}
+    adopted_config = {"retention.ms": "120000"}
+    assert (
+        settled(lambda: topic_config(kraft.bootstrap_servers, legacy), adopted_config.__eq__)
+        == adopted_config
+    )
 
 
 def test_brokers_that_go_away_are_reconnected_and_what_waited_then_lands(
@@ -277,4 +277,4 @@ def test_brokers_that_go_away_are_reconnected_and_what_waited_then_lands(
     back = wait_cluster_ready(kube, namespace, timeout=90)
     assert ready(back)["reason"] == "Connected"
     wait_topic(kube, namespace, name, 1, "Created", timeout=90)
-    assert len(replica_lists(kraft.bootstrap_servers, name)) == 3
+    assert len(settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 3)) == 3
