@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from topic_operator.grants import Tenancy
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 from topic_operator.kafka.broker_settings import BrokerSettings
 from topic_operator.kafka.cluster_release import ReleaseEvidence
@@ -125,6 +126,8 @@ class ClusterSpec:
     bootstrap_servers: str | None = None
     """The brokers (``host:port,...``), reached through Kafka's Admin protocol; with no ``zookeeper_connect``, a
     KRaft cluster."""
+    tenancy: Tenancy | None = field(default=None, compare=False)
+    """The namespaces it grants and their limits (``spec.tenants``; None: only its own namespace's topics)."""
 
 
 @dataclass(frozen=True, slots=True)

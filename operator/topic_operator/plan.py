@@ -94,7 +94,7 @@ __all__ = [
     "TopicStatus",
     "plan",
     "plan_topic",
-    "refused_by_the_cluster",
+    "refused",
     "seed_for",
 ]
 
@@ -362,9 +362,10 @@ def _keep_rates_a_new_reassignment_needs(plans: list[TopicPlan]) -> list[TopicPl
     return kept
 
 
-def refused_by_the_cluster(plan: Plan, refusals: Mapping[str, KafkaError]) -> Plan:
-    """``plan`` with the topics the cluster itself refused (its ``validate_only`` verdict) turned into rejections:
-    their changes shown, their actions dropped, the cluster's refusal in its own words."""
+def refused(plan: Plan, refusals: Mapping[str, KafkaError]) -> Plan:
+    """``plan`` with the topics someone refused turned into rejections: their changes shown, their actions dropped,
+    the refusal in its own words. The cluster itself refuses (its ``validate_only`` verdict), and so does a
+    KafkaCluster's grant to the namespace that declared the topic (``tenancy``)."""
     if not refusals:
         return plan
     topics = tuple(

@@ -13,7 +13,7 @@ unknown) and ``ReconcileReport.interrupted`` saying why, so that the caller can 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -27,12 +27,16 @@ from topic_operator.cluster_store import (
     Patience,
     WriteResult,
 )
+from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ApplyMode, ClusterSpec, ClusterState, TopicSpec
-from topic_operator.plan import Action, Plan, TopicPlan, TopicStatus, plan
+from topic_operator.plan import Action, Plan, TopicPlan, TopicStatus, plan, refused
 from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.writer import ZooKeeperWriter
 
-__all__ = ["ReconcileReport", "Reconciler", "TopicOutcome", "TopicResult"]
+__all__ = ["Judge", "ReconcileReport", "Reconciler", "TopicOutcome", "TopicResult"]
+
+Judge = Callable[[Plan, ClusterState], Mapping[str, KafkaError]]
+"""Refusals of a plan's topics, by topic name, given the plan and the state it was made against."""
 
 
 class TopicOutcome(Enum):
@@ -121,12 +125,17 @@ class Reconciler:
         deleting: Iterable[TopicSpec] = (),
         state: ClusterState | None = None,
         deadline: float | Patience | None = None,
+        judge: Judge | None = None,
     ) -> Plan:
         """What would change, computed against ``state`` or a fresh read. Nothing is written. Raises
-        ``ClusterUnavailableError`` if the read cannot finish within the deadline."""
+        ``ClusterUnavailableError`` if the read cannot finish within the deadline.
+
+        ``judge`` refuses topics the planner would write (a KafkaCluster's grants to the namespaces that declared
+        them: ``tenancy``); it sees the plan and the state it was made against."""
         if state is None:
             state = self.store.read_cluster(deadline=self._patience(deadline))
-        return plan(desired, state, self._cluster, deleting=deleting, seed=self._seed)
+        made = plan(desired, state, self._cluster, deleting=deleting, seed=self._seed)
+        return refused(made, judge(made, state)) if judge is not None else made
 
     def apply(
         self,
@@ -135,6 +144,7 @@ class Reconciler:
         deleting: Iterable[TopicSpec] = (),
         state: ClusterState | None = None,
         deadline: float | Patience | None = None,
+        judge: Judge | None = None,
     ) -> ReconcileReport:
         """Plan, then write every action of topics declared with ``mode: Apply``.
 
@@ -145,7 +155,7 @@ class Reconciler:
         """
         patience = self._patience(deadline)
         desired, deleting = list(desired), list(deleting)
-        first = self.plan(desired, deleting=deleting, state=state, deadline=patience)
+        first = self.plan(desired, deleting=deleting, state=state, deadline=patience, judge=judge)
         specs = {spec.name: spec for spec in [*deleting, *desired]}
         results: dict[str, TopicResult] = {}
         pending = _settle(first.topics, specs, results, attempt=1)
@@ -226,7 +236,10 @@ class Reconciler:
         patience: Patience,
     ) -> list[TopicPlan]:
         """Re-read only the conflicting topics (plus brokers and markers) and plan them again. Collision checks
-        need every name: a conflicting create re-plans against a topic that now exists, which needs none."""
+        need every name: a conflicting create re-plans against a topic that now exists, which needs none.
+
+        Not judged again (``apply``'s ``judge``): the first plan judged these topics and counted them against
+        their quotas, and another writer's change can only leave less for them to write."""
         fresh = self.store.read_cluster(topics=topics, deadline=patience)
         wanted = set(topics)
         again = plan(

@@ -61,14 +61,14 @@ def test_config_answers_join_every_refusal_of_one_topic() -> None:
 def test_the_cluster_s_own_refusals_turn_planned_changes_into_rejections() -> None:
     from topic_operator.kafka.errors import PolicyViolationError
     from topic_operator.model import ClusterState, TopicSpec
-    from topic_operator.plan import TopicStatus, plan, refused_by_the_cluster
+    from topic_operator.plan import TopicStatus, plan, refused
 
     state = ClusterState("c", {1: Broker(1, "a")}, {})
     planned = plan([TopicSpec("c", "a", 1, 1), TopicSpec("c", "b", 1, 1)], state)
     refusal = PolicyViolationError("Topic b must have 3 replicas")
-    checked = refused_by_the_cluster(planned, {"b": refusal})
+    checked = refused(planned, {"b": refusal})
     a, b = checked.topics
     assert (a.status, len(a.actions)) == (TopicStatus.CREATE, 1)
     assert (b.status, b.actions, b.rejections) == (TopicStatus.REJECTED, (), (refusal,))
     assert b.changes == planned.topics[1].changes
-    assert refused_by_the_cluster(planned, {}) is planned
+    assert refused(planned, {}) is planned

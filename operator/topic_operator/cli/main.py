@@ -284,7 +284,7 @@ def _warn_about(
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from topic_operator.plan import TopicStatus, plan, refused_by_the_cluster
+    from topic_operator.plan import TopicStatus, plan, refused
     from topic_operator.plan_output import (
         cluster_problems,
         plan_json,
@@ -303,7 +303,7 @@ def _plan(args: argparse.Namespace) -> int:
             state = store.read_cluster(deadline=args.deadline)
             result = plan(topics, state, cluster, seed=args.seed)
             # the brokers' own verdict (validate_only) where the store has one: a policy, a config they refuse
-            result = refused_by_the_cluster(result, store.validate(result.actions))
+            result = refused(result, store.validate(result.actions))
     _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
     if args.output == "json":
         problems = cluster_problems(state, cluster.kafka_version)

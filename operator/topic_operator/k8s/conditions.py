@@ -42,6 +42,16 @@ class Reason(StrEnum):
     """``mode: Plan``: changes are pending in status.plan and were not applied."""
     REASSIGNING = "Reassigning"
     """Kafka's controller is moving the topic's replicas (a partition reassignment); Ready once it is done."""
+    FORBIDDEN = "Forbidden"
+    """The KafkaCluster does not grant the KafkaTopic's namespace, or the topic name is outside its prefixes
+    (``spec.tenants``); nothing is written."""
+    QUOTA_EXCEEDED = "QuotaExceeded"
+    """The creation or partition increase would take the namespace over its quota on the KafkaCluster; retried
+    at each drift check, so it lands once the namespace has room."""
+    POLICY_VIOLATION = "PolicyViolation"
+    """The topic, or the change, breaks the per-topic limits the KafkaCluster sets for the namespace."""
+    CLUSTER_NOT_FOUND = "ClusterNotFound"
+    """No KafkaCluster of that name exists in the namespace ``spec.cluster`` names; reconciled when it appears."""
     CONNECTED = "Connected"
     """KafkaCluster: a ZooKeeper session is held and the path looks like a Kafka cluster."""
     AUTH_FAILED = "AuthFailed"

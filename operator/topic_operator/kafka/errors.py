@@ -30,6 +30,7 @@ __all__ = [
     "PolicyViolationError",
     "ReassignmentInProgressError",
     "TopicAlreadyMarkedForDeletionError",
+    "TopicAuthorizationError",
     "TopicDeletionDisabledError",
     "TopicExistsError",
     "UnknownTopicOrPartitionError",
@@ -183,6 +184,12 @@ class ClusterMigratingToKraftError(AdminOperationError):
 @_kafka_exception(_ERRORS + "PolicyViolationException", 44)
 class PolicyViolationError(KafkaError):
     """The brokers' ``create.topic.policy.class.name`` or ``alter.config.policy.class.name`` refused the request."""
+
+
+@_kafka_exception(_ERRORS + "TopicAuthorizationException", 29)
+class TopicAuthorizationError(KafkaError):
+    """The principal may not touch the topic: Kafka's ACLs refused it, or a KafkaCluster does not grant the
+    namespace that declared it (``tenancy``)."""
 
 
 class BrokerRefusalError(KafkaError):

@@ -1,0 +1,298 @@
+"""Judging a namespace's topics against the KafkaCluster's grant to it: the same rules for the operator, its
+admission webhook and ``kto``.
+
+Three refusals, each naming the rule, the limit and the value:
+- **Forbidden** (Kafka's TopicAuthorizationException): the KafkaCluster does not grant the namespace, or the
+  topic name is outside the grant's prefixes. It depends on the declaration alone, so it is decided before
+  anything is read, and such a declaration never competes for a topic with a granted one.
+- **PolicyViolation** (Kafka's PolicyViolationException, as a broker's create-topic policy would answer): a topic
+  outside the grant's per-topic limits. A new topic is judged whole; a change is judged on the fields it changes,
+  so a grant narrowed under existing topics shrinks and deletes nothing, and refuses only the changes that break
+  it.
+- **QuotaExceeded** (a PolicyViolationException too): the namespace would hold more topics, or partitions in all,
+  than its quota. Usage is counted in Kafka, over the topics the namespace's KafkaTopics declare, and every
+  creation and partition increase of one plan is added in order, so the writes of one batch never take a
+  namespace over its quota, and one batch runs at a time per cluster.
+
+Pure: plain data in, errors out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from topic_operator.grants import UNLIMITED_WHEN_NEGATIVE, Grant, Tenancy
+from topic_operator.kafka.errors import KafkaError, PolicyViolationError, TopicAuthorizationError
+from topic_operator.model import ClusterState, DeletionPolicy, TopicSpec
+from topic_operator.plan import AddPartitions, CreateTopic, Plan, TopicStatus
+
+__all__ = [
+    "Declared",
+    "QuotaExceededError",
+    "Tenant",
+    "TenantPolicyViolationError",
+    "Usage",
+    "changed_fields",
+    "forbidden",
+    "judge_plan",
+    "limit_violation",
+    "usage_of",
+]
+
+
+class TenantPolicyViolationError(PolicyViolationError):
+    """A topic outside the per-topic limits of its namespace's grant."""
+
+
+class QuotaExceededError(TenantPolicyViolationError):
+    """A creation or a partition increase that would take its namespace over its quota."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    topics: int = 0
+    partitions: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.topics + other.topics, self.partitions + other.partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """A KafkaTopic's namespace as a tenant of one KafkaCluster, with what judging its plan needs."""
+
+    namespace: str
+    cluster: str
+    """The KafkaCluster as ``namespace/name``, for messages."""
+    grant: Grant
+    topics: frozenset[str] = field(default=frozenset(), repr=False)
+    """The topic names the namespace's KafkaTopics declare on this cluster: its usage is theirs, in Kafka."""
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What per-topic limits look at, from a TopicSpec or from a KafkaTopic's raw spec (admission)."""
+
+    partitions: int | None
+    replicas: int | None
+    config: Mapping[str, str]
+    deletes: bool
+
+    @classmethod
+    def of_spec(cls, spec: TopicSpec) -> Declared:
+        return cls(spec.partitions, spec.replicas, spec.config, spec.deletion_policy is DeletionPolicy.DELETE)
+
+    @classmethod
+    def of_body(cls, spec: Mapping[str, Any]) -> Declared:
+        partitions, replicas = spec.get("partitions"), spec.get("replicas")
+        assignment = spec.get("replicaAssignment")
+        if isinstance(assignment, Mapping) and assignment:
+            partitions = partitions if _whole(partitions) else len(assignment)
+            first = next(iter(assignment.values()))
+            replicas = replicas if _whole(replicas) else (len(first) if isinstance(first, list) else None)
+        config = spec.get("config")
+        return cls(
+            partitions if _whole(partitions) else None,
+            replicas if _whole(replicas) else None,
+            {str(k): _text(v) for k, v in config.items()} if isinstance(config, Mapping) else {},
+            spec.get("deletionPolicy") == DeletionPolicy.DELETE.value,
+        )
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def forbidden(
+    topic: str,
+    namespace: str,
+    labels: Mapping[str, str] | None,
+    tenancy: Tenancy,
+    cluster: str,
+) -> TopicAuthorizationError | None:
+    """Why namespace ``namespace`` (labels ``labels``; None: unknown) may not declare ``topic`` on the KafkaCluster
+    ``cluster`` (``namespace/name``) whose grants are ``tenancy``; None when it may."""
+    grant = tenancy.grant_for(namespace, labels)
+    refused = f"Not authorized to access topics: [{topic}]"
+    if grant is None:
+        return TopicAuthorizationError(
+            f"{refused}: KafkaCluster {cluster} does not grant namespace {namespace} "
+            "(spec.tenants: no entry lists it or selects its labels)",
+            field="cluster",
+        )
+    if not grant.allows_name(topic):
+        return TopicAuthorizationError(
+            f"{refused}: namespace {namespace} may use topic names starting with "
+            f"{', '.join(grant.topic_prefixes)} only (KafkaCluster {cluster}, {grant.path}.topicPrefixes)",
+            field="topicName",
+        )
+    return None
+
+
+def limit_violation(
+    topic: str, declared: Declared, grant: Grant, cluster: str, fields: Collection[str] | None = None
+) -> TenantPolicyViolationError | None:
+    """What of ``declared`` breaks the per-topic limits of ``grant``, judged on ``fields`` only (``partitions``,
+    ``replicas``, ``config.<key>``, ``deletionPolicy``; None: all of it, as for a new topic). None: nothing."""
+    if grant.unlimited:
+        return None
+
+    def judged(name: str) -> bool:
+        return fields is None or name in fields
+
+    limits = grant.limits
+    problems: list[str] = []
+    for name, value in (("partitions", declared.partitions), ("replicas", declared.replicas)):
+        if value is not None and judged(name):
+            problems += _bounds(name, value, limits.minimum, limits.maximum, grant)
+    for key, text in sorted(declared.config.items()):
+        if not judged(f"config.{key}"):
+            continue
+        if limits.allowed_configs is not None and key not in limits.allowed_configs:
+            allowed = ", ".join(sorted(limits.allowed_configs)) or "none"
+            problems.append(
+                f"config {key} is not among the configs allowed ({allowed}: {grant.path}.limits.allowedConfigs)"
+            )
+            continue
+        if key in limits.minimum or key in limits.maximum:
+            try:
+                number = int(text)
+            except ValueError:
+                continue  # not a number: Kafka's own rules refuse it, or the key is not numeric
+            problems += _bounds(f"config {key}", number, limits.minimum, limits.maximum, grant, key=key)
+    if declared.deletes and judged("deletionPolicy") and not grant.allow_delete:
+        problems.append(f"deletionPolicy Delete is not allowed ({grant.path}.allowDelete is false)")
+    if not problems:
+        return None
+    return TenantPolicyViolationError(
+        f"Topic {topic} breaks the limits KafkaCluster {cluster} sets for its namespace: "
+        + "; ".join(problems),
+        field=_field_of(problems[0]),
+    )
+
+
+def _field_of(problem: str) -> str:
+    first = problem.split(" ", 2)
+    return f"config.{first[1]}" if first[0] == "config" else first[0]
+
+
+def _bounds(
+    what: str,
+    value: int,
+    minimum: Mapping[str, int],
+    maximum: Mapping[str, int],
+    grant: Grant,
+    *,
+    key: str | None = None,
+) -> list[str]:
+    name = key or what
+    unlimited = name in UNLIMITED_WHEN_NEGATIVE and value < 0
+    problems = []
+    if name in maximum and (unlimited or value > maximum[name]):
+        shown = f"{value} (unlimited)" if unlimited else str(value)
+        problems.append(
+            f"{what} {shown} is above the most allowed, {maximum[name]} ({grant.path}.limits.max.{name})"
+        )
+    if name in minimum and not unlimited and value < minimum[name]:
+        problems.append(
+            f"{what} {value} is below the least allowed, {minimum[name]} ({grant.path}.limits.min.{name})"
+        )
+    return problems
+
+
+def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> set[str]:
+    """The limited fields an update of a KafkaTopic's spec changes (``Declared`` of each, compared)."""
+    before, after = Declared.of_body(old), Declared.of_body(new)
+    changed = {name for name in ("partitions", "replicas") if getattr(before, name) != getattr(after, name)}
+    changed |= {f"config.{k}" for k in after.config if before.config.get(k) != after.config[k]}
+    if after.deletes and not before.deletes:
+        changed.add("deletionPolicy")
+    return changed
+
+
+def usage_of(topics: Iterable[str], state: ClusterState) -> Usage:
+    """A namespace's usage in Kafka: the topics of ``topics`` that exist (not marked for deletion), with their
+    partitions."""
+    count = partitions = 0
+    for name in topics:
+        topic = state.topics.get(name)
+        if topic is not None and name not in state.marked_for_deletion and not topic.marked_for_deletion:
+            count += 1
+            partitions += len(topic.partitions)
+    return Usage(count, partitions)
+
+
+def judge_plan(
+    plan: Plan, state: ClusterState, tenants: Mapping[str, Tenant], specs: Mapping[str, TopicSpec]
+) -> dict[str, KafkaError]:
+    """The topics of ``plan`` (planned against ``state``) that their namespace's grant refuses, by topic name.
+
+    ``tenants`` says, by topic name, which namespace declared each topic of another namespace than the
+    KafkaCluster's (the others are not judged), in the order their changes arrived: usage is added in that order,
+    so the later changes are the ones over a quota. Only topics with something to write are judged."""
+    refusals: dict[str, KafkaError] = {}
+    usage: dict[str, Usage] = {}
+    for name, tenant in tenants.items():
+        topic_plan = plan.for_topic(name)
+        spec = specs.get(name)
+        if tenant.grant.unlimited or topic_plan is None or not topic_plan.actions:
+            continue
+        if topic_plan.status is TopicStatus.DELETE:
+            if not tenant.grant.allow_delete:
+                refusals[name] = TenantPolicyViolationError(
+                    f"Topic {name} is not deleted: deletionPolicy Delete is not allowed for namespace "
+                    f"{tenant.namespace} ({tenant.grant.path}.allowDelete is false on KafkaCluster {tenant.cluster})",
+                    field="deletionPolicy",
+                )
+            continue
+        fields = None if topic_plan.status is TopicStatus.CREATE else {c.field for c in topic_plan.changes}
+        if spec is not None:
+            violation = limit_violation(name, Declared.of_spec(spec), tenant.grant, tenant.cluster, fields)
+            if violation is not None:
+                refusals[name] = violation
+                continue
+        quota = tenant.grant.quota
+        if not quota.limited:
+            continue
+        used = usage.get(tenant.namespace)
+        if used is None:
+            used = usage_of(tenant.topics, state)
+        added = _added(topic_plan.actions)
+        over = _over_quota(name, tenant, used + added)
+        if over is not None:
+            refusals[name] = over
+            usage[tenant.namespace] = used
+        else:
+            usage[tenant.namespace] = used + added
+    return refusals
+
+
+def _added(actions: Iterable[object]) -> Usage:
+    added = Usage()
+    for action in actions:
+        if isinstance(action, CreateTopic):
+            added += Usage(1, len(action.assignment))
+        elif isinstance(action, AddPartitions):
+            added += Usage(0, len(action.new_partitions))
+    return added
+
+
+def _over_quota(topic: str, tenant: Tenant, after: Usage) -> QuotaExceededError | None:
+    quota, path = tenant.grant.quota, tenant.grant.path
+    for what, value, limit in (
+        ("topics", after.topics, quota.topics),
+        ("partitions", after.partitions, quota.partitions),
+    ):
+        if limit is not None and value > limit:
+            return QuotaExceededError(
+                f"Topic {topic} would take namespace {tenant.namespace} to {value} {what} on KafkaCluster "
+                f"{tenant.cluster}, over its quota of {limit} ({path}.quota.{what})",
+                field="partitions" if what == "partitions" else "topicName",
+            )
+    return None
