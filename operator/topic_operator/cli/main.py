@@ -18,15 +18,19 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from topic_operator import __version__
 from topic_operator.cli.stores import add_bootstrap_options
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
+
+if TYPE_CHECKING:
+    from topic_operator.reconcile import Judge
+    from topic_operator.tenancy import Tenant
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -146,8 +150,9 @@ def _store(
 
 def _declared(
     args: argparse.Namespace, *, needs_zookeeper: bool = True
-) -> tuple[ClusterSpec, list[TopicSpec], list[str]]:
-    """The cluster and its topics from the manifests, and every manifest error (printed by the caller).
+) -> tuple[ClusterSpec, list[TopicSpec], list[str], Judge | None]:
+    """The cluster and its topics from the manifests, every manifest error (printed by the caller), and the judge
+    of the cluster's grants to the namespaces of its KafkaTopics (None: no KafkaTopic of another namespace).
 
     The cluster is ``--cluster``, or the only one the topics name. Its KafkaCluster document (if given) supplies
     the policy; ``--zookeeper`` overrides its connect string, which only a command that reads the cluster
@@ -155,10 +160,10 @@ def _declared(
     since they are usually why (a missing file, a KafkaCluster declared twice).
     """
     from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KRAFT_ONLY_VERSIONS, format_version
-    from topic_operator.manifests.loader import load_manifests
+    from topic_operator.manifests.loader import TenantRules, load_manifests
 
     fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
-    manifests = load_manifests(args.files, kafka_version=fallback)
+    manifests = load_manifests(args.files, kafka_version=fallback, tenant_rules=TenantRules.NAMES)
     errors = [str(e) for e in manifests.errors]
     named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
     try:
@@ -196,7 +201,19 @@ def _declared(
             f"cluster {name} through --bootstrap-server"
         )
     reached = replace(cluster, zookeeper_connect=connect, bootstrap_servers=brokers)
-    return reached, list(manifests.topics_of(name)), errors
+    topics = list(manifests.topics_of(name))
+    return reached, topics, errors, _tenancy_judge(manifests.tenants_of(name), topics)
+
+
+def _tenancy_judge(tenants: Mapping[str, Tenant], topics: Sequence[TopicSpec]) -> Judge | None:
+    """The grants' verdict on a plan, as the operator gives it: limits on what a change changes, quotas counted
+    in Kafka over the topics each namespace's documents declare."""
+    from topic_operator.tenancy import judge_plan
+
+    if not tenants:
+        return None
+    specs = {spec.name: spec for spec in topics}
+    return lambda plan, state: judge_plan(plan, state, tenants, specs)
 
 
 def _both(cluster: ClusterSpec) -> bool:
@@ -293,7 +310,7 @@ def _plan(args: argparse.Namespace) -> int:
         writes_to_dict,
     )
 
-    cluster, topics, errors = _declared(args, needs_zookeeper=args.snapshot is None)
+    cluster, topics, errors, judge = _declared(args, needs_zookeeper=args.snapshot is None)
     _print_errors(errors, sys.stderr)
     if args.snapshot is not None:
         state = _snapshot_state(args.snapshot, cluster.name)
@@ -304,6 +321,8 @@ def _plan(args: argparse.Namespace) -> int:
             result = plan(topics, state, cluster, seed=args.seed)
             # the brokers' own verdict (validate_only) where the store has one: a policy, a config they refuse
             result = refused(result, store.validate(result.actions))
+    if judge is not None:
+        result = refused(result, judge(result, state))
     _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
     if args.output == "json":
         problems = cluster_problems(state, cluster.kafka_version)
@@ -370,7 +389,7 @@ def _apply(args: argparse.Namespace) -> int:
     from topic_operator.plan_output import cluster_problems, plan_to_dict, render_plan_text, writes_to_dict
     from topic_operator.reconcile import Reconciler, TopicOutcome
 
-    cluster, topics, errors = _declared(args)
+    cluster, topics, errors, judge = _declared(args)
     _print_errors(errors, sys.stderr)
     with _store(args, cluster) as store:
         reconciler = Reconciler(store, cluster, seed=args.seed, deadline=args.deadline)
@@ -378,7 +397,7 @@ def _apply(args: argparse.Namespace) -> int:
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
         state = store.read_cluster(deadline=args.deadline)
         _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
-        preview = reconciler.plan(topics, state=state)
+        preview = reconciler.plan(topics, state=state, judge=judge)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
         if not preview.has_changes:
@@ -387,7 +406,7 @@ def _apply(args: argparse.Namespace) -> int:
             print("Apply cancelled; nothing was written.")
             return EXIT_ERROR
         else:
-            report = reconciler.apply(topics, state=state)
+            report = reconciler.apply(topics, state=state, judge=judge)
     results = report.results if report is not None else ()
     if args.output == "json":
         document = {
@@ -717,10 +736,13 @@ def _write_whole(output: Path, text: str) -> None:
 
 def _validate(args: argparse.Namespace) -> int:
     from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION
-    from topic_operator.manifests.loader import load_manifests
+    from topic_operator.manifests.loader import TenantRules, load_manifests
 
     manifests = load_manifests(
-        args.paths, check_cel=True, kafka_version=args.kafka_version or DEFAULT_KAFKA_VERSION
+        args.paths,
+        check_cel=True,
+        kafka_version=args.kafka_version or DEFAULT_KAFKA_VERSION,
+        tenant_rules=TenantRules.ALL,
     )
     for error in manifests.errors:
         print(error)

@@ -24,12 +24,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeGuard
 
 from topic_operator.connect_string import connect_string_problem
 from topic_operator.crd.cel_equivalents import FastCelRules
+from topic_operator.grants import Tenancy, read_tenancy
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.broker_settings import BrokerSettings, broker_setting_problem
 from topic_operator.kafka.errors import KafkaError
@@ -62,6 +64,7 @@ from topic_operator.manifests.topicctl import (
 )
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
+from topic_operator.tenancy import Declared, Tenant, Usage, forbidden, limit_violation
 
 __all__ = [
     "MISSING",
@@ -70,6 +73,7 @@ __all__ = [
     "ManifestError",
     "ManifestWarning",
     "Manifests",
+    "TenantRules",
     "load_manifests",
     "load_objects",
 ]
@@ -88,6 +92,20 @@ STRIMZI_CLUSTER_LABEL: Final = "strimzi.io/cluster"
 _STRIMZI_SPEC_FIELDS: Final = ("topicName", "partitions", "replicas", "config")
 _DNS_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LISTED_PARTITIONS_LIMIT: Final = 10
+
+
+class TenantRules(Enum):
+    """How much of a KafkaCluster's grants (``spec.tenants``) the loader applies to the KafkaTopics of other
+    namespaces among the documents."""
+
+    NONE = "none"
+    """None: the operator judges grants itself, with the namespaces' labels and Kafka's state."""
+    NAMES = "names"
+    """Which namespaces and topic names are granted (Forbidden): ``kto plan`` and ``kto apply``, which judge the
+    limits and quotas against the cluster, where a change is judged on what it changes."""
+    ALL = "all"
+    """Names, every per-topic limit on the whole declaration, and each namespace's quota over the documents:
+    ``kto validate``, which has no cluster to compare with."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -179,6 +197,13 @@ class Manifests:
     warnings: tuple[ManifestWarning, ...]
     files: int = 0
     documents: int = 0
+    tenants: Mapping[tuple[str, str], Tenant] = field(default_factory=dict)
+    """(cluster, topic) -> the namespace that declares the topic, for the valid topics a KafkaCluster among the
+    documents grants to another namespace than its own: what ``tenancy.judge_plan`` needs for their plans."""
+
+    def tenants_of(self, cluster: str) -> dict[str, Tenant]:
+        """The granted topics of ``cluster`` by name, in document order."""
+        return {topic: tenant for (name, topic), tenant in self.tenants.items() if name == cluster}
 
     @property
     def ok(self) -> bool:
@@ -424,6 +449,7 @@ def load_manifests(
     limits: ManifestLimits | None = None,
     stdin: BinaryIO | None = None,
     kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION,
+    tenant_rules: TenantRules = TenantRules.NONE,
 ) -> Manifests:
     """Read files and directories of manifests, and ``-`` for standard input, into specs and errors.
 
@@ -437,12 +463,16 @@ def load_manifests(
 
     ``kafka_version``: the release line a topic's config is checked against when no KafkaCluster among the
     documents declares its cluster (``kto --kafka-version``).
+
+    ``tenant_rules``: how much of the KafkaClusters' grants to hold the KafkaTopics of other namespaces to. A
+    ``v1`` Namespace among the documents gives its labels to the grants that select namespaces by label; a
+    namespace without one matches only the grants that list it by name.
     """
     collector = _Collector(limits if limits is not None else limits_from_environment())
     seen: set[str] = set()
     for given in paths:
         collector.read_path(str(given), seen, stdin)
-    return _convert(collector, check_cel, kafka_version)
+    return _convert(collector, check_cel, kafka_version, tenant_rules)
 
 
 def load_objects(
@@ -459,17 +489,20 @@ def load_objects(
     """
     collector = _Collector(limits if limits is not None else limits_from_environment())
     collector.add_api_objects(objects, origin)
-    return _convert(collector, check_cel, DEFAULT_KAFKA_VERSION)
+    return _convert(collector, check_cel, DEFAULT_KAFKA_VERSION, TenantRules.NONE)
 
 
-def _convert(collector: _Collector, check_cel: bool, fallback: KafkaVersion) -> Manifests:
+def _convert(
+    collector: _Collector, check_cel: bool, fallback: KafkaVersion, tenant_rules: TenantRules
+) -> Manifests:
     """Read each document, then the checks that need other documents (clusters for configs, duplicates), then
     CEL last: where two checks fail on one field, the first reported is kept (``_one_per_field``)."""
     topics: list[_Topic] = []
     clusters: list[_Cluster] = []
     warnings = list(collector.warnings)
+    labels: dict[str, Mapping[str, str]] = {}
     for document in collector.documents:
-        declared = _read_document(document, warnings)
+        declared = _read_document(document, warnings, labels)
         if isinstance(declared, _Topic):
             topics.append(declared)
         elif isinstance(declared, _Cluster):
@@ -477,6 +510,7 @@ def _convert(collector: _Collector, check_cel: bool, fallback: KafkaVersion) -> 
     by_name = _unique_clusters(clusters)
     cluster_names = {c.document.metadata.get("name") for c in clusters}
     warnings += _check_topics_against_clusters(topics, by_name, cluster_names, fallback)
+    tenants = _check_tenancy(topics, by_name, labels, tenant_rules)
     _check_conflicts(topics)
     if check_cel:
         for document in collector.documents:
@@ -493,6 +527,7 @@ def _convert(collector: _Collector, check_cel: bool, fallback: KafkaVersion) -> 
         warnings=tuple(warnings),
         files=len(collector.files),
         documents=collector.yaml_documents,
+        tenants={key: tenant for key, (topic, tenant) in tenants.items() if topic.document.usable},
     )
 
 
@@ -519,6 +554,14 @@ class _Topic:
     """Where the name comes from: ``spec.topicName`` or ``metadata.name``."""
     fields: Mapping[str, Any]
     spec: TopicSpec | None = None
+    cluster_namespace: str | None = None
+    """The namespace ``spec.cluster`` names (``<namespace>/<name>``), or None: the KafkaTopic's own."""
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace the document declares itself in (None: not said, the one it is applied to)."""
+        namespace = self.document.metadata.get("namespace")
+        return namespace if isinstance(namespace, str) and namespace else None
 
 
 @dataclass(slots=True)
@@ -527,12 +570,19 @@ class _Cluster:
     spec: ClusterSpec | None
 
 
-def _read_document(document: _Document, warnings: list[ManifestWarning]) -> _Topic | _Cluster | None:
+def _read_document(
+    document: _Document, warnings: list[ManifestWarning], labels: dict[str, Mapping[str, str]]
+) -> _Topic | _Cluster | None:
     """Which declaration a document is, by its group, kind and version, each judged on its own: a wrong kind is
-    not blamed on the version."""
+    not blamed on the version. A Namespace gives its labels (``labels``) to the grants that select by them."""
     if document.dialect == TOPICCTL_KIND:
         return _read_topicctl_topic(document, warnings)
     api_version, kind = str(document.body["apiVersion"]), document.kind
+    if api_version == "v1" and kind == "Namespace":
+        name, found = document.metadata.get("name"), document.metadata.get("labels")
+        if isinstance(name, str):
+            labels[name] = {str(k): str(v) for k, v in found.items()} if isinstance(found, Mapping) else {}
+        return None
     group = _api_group(api_version)
     if group == GROUP:
         kinds = " and ".join(CRD_FILES)
@@ -630,13 +680,18 @@ def _read_topic(document: _Document, body: Mapping[str, Any]) -> _Topic:
 def _named_topic(
     document: _Document, cluster: object, name: object, name_path: str, spec: Mapping[str, Any]
 ) -> _Topic:
-    """A topic and the checks of its name (Kafka's rules, not an internal topic)."""
+    """A topic and the checks of its name (Kafka's rules, not an internal topic). A cluster named
+    ``<namespace>/<name>`` is the KafkaCluster ``name``: kto names clusters by name alone."""
+    namespace = None
+    if isinstance(cluster, str) and cluster.count("/") == 1:
+        namespace, cluster = cluster.split("/")
     topic = _Topic(
         document,
         cluster if isinstance(cluster, str) else None,
         name if isinstance(name, str) else None,
         name_path,
         spec,
+        cluster_namespace=namespace,
     )
     if topic.name is None:
         return topic
@@ -695,8 +750,20 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         source=document.source,
         reassignment=reassignment,
         broker_settings=broker_settings,
+        tenancy=_tenancy(document, spec.get("tenants")),
     )
     return _Cluster(document, settings)
+
+
+def _tenancy(document: _Document, tenants: object) -> Tenancy:
+    """The KafkaCluster's grants; one that cannot be read is an error of the document (the CRD's schema says most
+    of them first), and grants nothing."""
+    namespace = document.metadata.get("namespace")
+    tenancy = read_tenancy(namespace if isinstance(namespace, str) else "", tenants)
+    for problem in tenancy.problems:
+        path, _, rule = problem.partition(": ")
+        document.error(path, MISSING, rule)
+    return tenancy
 
 
 def _broker_settings(document: _Document, value: object) -> BrokerSettings | None:
@@ -836,6 +903,83 @@ def _topic_spec(topic: _Topic, cluster: ClusterSpec | None, fallback: KafkaVersi
         mode=ApplyMode(fields.get("mode", ApplyMode.APPLY.value)),
         source=document.source,
     )
+
+
+def _check_tenancy(
+    topics: list[_Topic],
+    clusters: Mapping[str, _Cluster],
+    labels: Mapping[str, Mapping[str, str]],
+    rules: TenantRules,
+) -> dict[tuple[str, str], tuple[_Topic, Tenant]]:
+    """Hold each valid KafkaTopic of another namespace than its KafkaCluster's to that cluster's grant (``rules``
+    says how much of it), and return the granted ones as tenants. A KafkaTopic whose document names no namespace
+    is in the one it is applied to, which the documents do not say: it is not judged."""
+    if rules is TenantRules.NONE:
+        return {}
+    granted: dict[tuple[str, str], tuple[_Topic, Tenant]] = {}
+    used: dict[tuple[str, str], Usage] = {}
+    declared: dict[tuple[str, str], set[str]] = {}
+    for topic in topics:
+        cluster = clusters.get(topic.cluster) if topic.cluster is not None else None
+        namespace = topic.namespace
+        if topic.spec is None or cluster is None or cluster.spec is None or namespace is None:
+            continue
+        tenancy = cluster.spec.tenancy
+        if tenancy is None or namespace == tenancy.home or not tenancy.home:
+            continue
+        label = f"{tenancy.home}/{cluster.spec.name}"
+        refusal = forbidden(topic.spec.name, namespace, labels.get(namespace), tenancy, label)
+        if refusal is not None:
+            path = topic.name_path if refusal.field == "topicName" else "spec.cluster"
+            topic.document.error(
+                path,
+                topic.spec.name if path == topic.name_path else topic.fields.get("cluster"),
+                str(refusal),
+            )
+            continue
+        grant = tenancy.grant_for(namespace, labels.get(namespace))
+        assert grant is not None  # not forbidden
+        key = (cluster.spec.name, namespace)
+        if rules is TenantRules.ALL:
+            violation = limit_violation(topic.spec.name, Declared.of_spec(topic.spec), grant, label)
+            if violation is not None:
+                field_path = f"spec.{violation.field}" if violation.field else "spec"
+                topic.document.error(field_path, _spec_value(topic.fields, violation.field), str(violation))
+                continue
+            after = used.get(key, Usage()) + Usage(1, topic.spec.partitions)
+            quota = grant.quota
+            for what, value, limit in (
+                ("topics", after.topics, quota.topics),
+                ("partitions", after.partitions, quota.partitions),
+            ):
+                if limit is not None and value > limit:
+                    rule = (
+                        f"the documents declare {value} {what} for namespace {namespace} on KafkaCluster {label}, "
+                        f"over its quota of {limit} ({grant.path}.quota.{what})"
+                    )
+                    topic.document.error(
+                        "spec.partitions" if what == "partitions" else topic.name_path, MISSING, rule
+                    )
+                    break
+            else:
+                used[key] = after
+            if not topic.document.usable:
+                continue
+        declared.setdefault(key, set()).add(topic.spec.name)
+        granted[(cluster.spec.name, topic.spec.name)] = (topic, Tenant(namespace, label, grant))
+    return {
+        key: (topic, Tenant(t.namespace, t.cluster, t.grant, frozenset(declared[(key[0], t.namespace)])))
+        for key, (topic, t) in granted.items()
+    }
+
+
+def _spec_value(fields: Mapping[str, Any], path: str | None) -> object:
+    """The value at ``partitions`` or ``config.<key>`` of a KafkaTopic's spec, for an error that names it."""
+    if path is None:
+        return MISSING
+    head, _, key = path.partition(".")
+    value = fields.get(head, MISSING)
+    return _mapping(value).get(key, MISSING) if key else value
 
 
 def _check_prefixes(document: _Document, path: str, name: str, cluster: ClusterSpec) -> None:
