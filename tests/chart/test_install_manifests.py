@@ -1,13 +1,16 @@
 """manifests/: every document validates (built-in kinds against Kubernetes' schemas, kto.dev objects against our
-CRDs), the CRDs are the repository's, RBAC grants only what the operator uses, and the Deployment is hardened."""
+CRDs), the CRDs are the repository's, RBAC grants only what the operator uses, and the Deployment is hardened;
+manifests/webhook/ (the opt-in admission webhook) and manifests/tenants/ (the tenants' role) are the chart's."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from validation import ROOT, documents, problems
+from validation import ROOT, documents, problems, rendered_documents
 
 from topic_operator.k8s.settings import environment_variables
 
@@ -67,6 +70,7 @@ EXPECTED_RULES = [
     },
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
     {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+    {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]},
 ]
 LEASE_RULES = [
     {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
@@ -119,3 +123,73 @@ def test_the_service_exposes_metrics_of_the_operator_pods() -> None:
     assert service["spec"]["selector"].items() <= labels.items()
     assert service["spec"]["ports"][0]["targetPort"] == "metrics"
     assert yaml.safe_dump(service)
+
+
+WEBHOOK = ROOT / "manifests" / "webhook"
+TENANTS = ROOT / "manifests" / "tenants"
+
+
+def _chart_role(values: dict[str, Any] | None, name: str) -> dict[str, Any]:
+    (role,) = [
+        d for d in rendered_documents(values) if d["kind"] == "ClusterRole" and d["metadata"]["name"] == name
+    ]
+    return role
+
+
+def test_the_webhook_is_off_in_the_install_and_its_files_turn_it_on() -> None:
+    """manifests/install/ has no webhook; manifests/webhook/ has the Service and the ClusterRole (the chart's
+    webhook rules) for it, and each file says the `kubectl set env` that points the operator at that Service."""
+    install = install_documents()
+    assert not [d for d in install if "webhook" in d["metadata"]["name"]]
+    assert "WEBHOOK" not in (INSTALL / "04-deployment.yaml").read_text()
+    docs = documents(path.read_text() for path in sorted(WEBHOOK.glob("*.yaml")))
+    assert sorted(d["kind"] for d in docs) == ["ClusterRole", "ClusterRoleBinding", "Service"]
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    chart_role = _chart_role({"webhook": {"enabled": True}}, "kto-kafka-topic-operator")
+    assert role["rules"] == [
+        r for r in chart_role["rules"] if "admissionregistration.k8s.io" in r["apiGroups"]
+    ]
+    (binding,) = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
+    (account,) = [d for d in install if d["kind"] == "ServiceAccount"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
+                                    "namespace": account["metadata"]["namespace"]}]  # fmt: skip
+    (service,) = [d for d in docs if d["kind"] == "Service"]
+    deployment = next(d for d in install if d["kind"] == "Deployment")
+    assert service["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert service["spec"]["selector"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    (port,) = service["spec"]["ports"]
+    assert port["port"] == 443
+    set_env = (
+        f"KTO_WEBHOOK_PORT={port['targetPort']} "
+        f"KTO_WEBHOOK_SERVICE={service['metadata']['namespace']}/{service['metadata']['name']}"
+    )
+    for path in sorted(WEBHOOK.glob("*.yaml")):
+        text = path.read_text()
+        assert (
+            f"kubectl -n {deployment['metadata']['namespace']} set env deployment/kafka-topic-operator"
+            in text
+        )
+        assert set_env in text, path.name
+
+
+def test_the_tenant_role_is_the_charts_and_its_example_binding_is_commented_out() -> None:
+    text = (TENANTS / "tenant-role.yaml").read_text()
+    (role,) = documents([text])
+    assert role["kind"] == "ClusterRole"
+    assert role["metadata"]["name"] == "kafka-topic-operator-tenant"
+    assert role["rules"] == _chart_role(None, "kto-kafka-topic-operator-tenant")["rules"]
+    assert not [
+        k for k in role["metadata"]["labels"] if k.startswith("rbac.authorization.k8s.io/aggregate-to")
+    ]
+    # The example RoleBinding, once uncommented, is valid and binds the group team-a to this role in team-a.
+    example = text[text.index("# ---\n") :]
+    (binding,) = documents([re.sub(r"^# ?", "", example, flags=re.MULTILINE)])
+    assert problems(binding) == []
+    assert binding["kind"] == "RoleBinding"
+    assert binding["metadata"]["namespace"] == "team-a"
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                  "name": "kafka-topic-operator-tenant"}  # fmt: skip
+    assert binding["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team-a"}
+    ]

@@ -60,3 +60,26 @@ app.kubernetes.io/component: operator
   resources: [secrets]
   verbs: [get]
 {{- end }}
+
+{{/* The rules for cluster-scoped resources, in a ClusterRole whatever watchNamespaces says: the Namespaces (kopf
+     watches their labels for the tenants' namespaceSelector grants) and, with the webhook, kopf's
+     ValidatingWebhookConfiguration, which it creates when missing and patches (never gets, lists or watches). */}}
+{{- define "kto.clusterRules" -}}
+- apiGroups: [""]
+  resources: [namespaces]
+  verbs: [list, watch]
+{{- if .Values.webhook.enabled }}
+- apiGroups: [admissionregistration.k8s.io]
+  resources: [validatingwebhookconfigurations]
+  verbs: [create]
+- apiGroups: [admissionregistration.k8s.io]
+  resources: [validatingwebhookconfigurations]
+  resourceNames: [{{ include "kto.webhookConfiguration" . }}]
+  verbs: [patch]
+{{- end }}
+{{- end }}
+
+{{/* The ValidatingWebhookConfiguration the operator manages (kopf's settings.admission.managed); a fixed name. */}}
+{{- define "kto.webhookConfiguration" -}}
+kafka-topic-operator.kto.dev
+{{- end }}
