@@ -38,6 +38,13 @@ SIZE_RULE = "!has(self.replicaAssignment) || self.replicaAssignment.size() == se
 SIZE_MESSAGE = "replicaAssignment must have exactly one entry per partition (spec.partitions entries)"
 REPLICAS_RULE = "!has(self.replicaAssignment) || self.replicaAssignment.all(r, r.size() == self.replicas)"
 REPLICAS_MESSAGE = "every replicaAssignment entry must list exactly spec.replicas broker ids"
+CLUSTER_FORM_RULE = (
+    "self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+    "([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$') && self.matches('^([^/]+/)?[^/]{1,253}$')"
+)
+CLUSTER_FORM_MESSAGE = (
+    "spec.cluster must be a KafkaCluster name, or <namespace>/<name> for a KafkaCluster of another namespace"
+)
 
 
 def _topic(name: str = "orders", **spec: Any) -> dict[str, Any]:
@@ -69,10 +76,14 @@ def test_the_crds_carry_exactly_these_rules() -> None:
             "cluster is immutable; create a new KafkaTopic for a topic of another cluster",
             "",
         ),
+        ("spec.cluster", CLUSTER_FORM_RULE, CLUSTER_FORM_MESSAGE, ""),
         ("spec.partitions", PARTITIONS_RULE, PARTITIONS_MESSAGE, ""),
         ("spec.replicas", "self >= 1", "replicas must be at least 1", ""),
     ]
-    assert rules_of(_schema("kafkaclusters.kto.dev.yaml")) == ()
+    # The KafkaCluster's rules are all on its grants (tests/unit/test_crd_tenant_rules.py lists them).
+    cluster_rules = rules_of(_schema("kafkaclusters.kto.dev.yaml"))
+    assert len(cluster_rules) == 8
+    assert all(rule.path[:2] == ("spec", "tenants") for rule in cluster_rules)
 
 
 def test_a_partition_decrease_is_rejected() -> None:

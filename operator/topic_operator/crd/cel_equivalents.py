@@ -12,6 +12,7 @@ require a function for every rule the CRDs carry, so the two cannot drift apart 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, Final
@@ -96,6 +97,66 @@ def _at_least(left: object, right: object) -> bool:
     return bool(left >= right)  # type: ignore[operator]
 
 
+def _greater(left: object, right: object) -> bool:
+    """``>`` on two ints, two doubles or two strings."""
+    return _less(right, left)
+
+
+def _less(left: object, right: object) -> bool:
+    """``<`` on two ints, two doubles or two strings."""
+    kind = _cel_type(left)
+    if kind != _cel_type(right) or kind not in ("int", "double", "string"):
+        raise _RuleError(_WRONG_TYPE)
+    return bool(left < right)  # type: ignore[operator]
+
+
+def _in(key: object, container: object) -> bool:
+    """``key in container``: a map's keys or a list's items."""
+    if isinstance(container, Mapping):
+        return key in container
+    if isinstance(container, list):
+        return any(_cel_type(item) == _cel_type(key) and item == key for item in container)
+    raise _RuleError(_WRONG_TYPE)
+
+
+def _index(container: object, key: object) -> Any:
+    """``container[key]`` on a map: an error when the key is absent."""
+    if not isinstance(container, Mapping):
+        raise _RuleError(_WRONG_TYPE)
+    if key not in container:
+        raise _RuleError(f"no such key: {key!r}")
+    return container[key]
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` as RE2 reads it in CEL's ``matches``: unanchored unless it says so, ``$`` the end of the text
+    (Python's ``$`` also matches before a final line break)."""
+    return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern)
+
+
+def _matches(text: object, pattern: str) -> bool:
+    """``text.matches(pattern)``: RE2's search, true when the pattern matches anywhere in the text."""
+    if not isinstance(text, str):
+        raise _RuleError(_WRONG_TYPE)
+    return _regex(pattern).search(text) is not None
+
+
+def _and(*operands: Callable[[], bool]) -> bool:
+    """CEL's ``&&``: false if any operand is false, even when another is an error; else the first error; else
+    true."""
+    error: _RuleError | None = None
+    for operand in operands:
+        try:
+            if not _boolean(operand()):
+                return False
+        except _RuleError as found:
+            error = error or found
+    if error is not None:
+        raise error
+    return True
+
+
 def _or(*operands: Callable[[], bool]) -> bool:
     """CEL's ``||``: true if any operand is true, even when another is an error; else the first error; else
     false."""
@@ -166,6 +227,94 @@ def _assignment_entries_list_replicas(a: Mapping[str, Any]) -> bool:
     )
 
 
+_NAMESPACE_PREFIX: Final = "([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?"
+_DNS_SUBDOMAIN: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+CLUSTER_REFERENCE: Final = f"^{_NAMESPACE_PREFIX}{_DNS_SUBDOMAIN}$"
+"""A KafkaTopic's ``spec.cluster``: a KafkaCluster name, or ``<namespace>/<name>`` (a DNS-1123 label, ``/``)."""
+CLUSTER_REFERENCE_LENGTHS: Final = "^([^/]+/)?[^/]{1,253}$"
+"""The name of ``spec.cluster``, bare or after its namespace, has at most 253 characters."""
+LABEL_KEY: Final = f"^({_DNS_SUBDOMAIN}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
+"""A Kubernetes label key: an optional DNS subdomain prefix and ``/``, then a name of at most 63 characters."""
+LIMIT_NAME: Final = "^[a-z0-9.]+$"
+"""A name of a tenant grant's ``limits.min``/``limits.max``: partitions, replicas or a topic config key."""
+
+
+def _cluster_reference_is_well_formed(a: Mapping[str, Any]) -> bool:
+    cluster = a["self"]
+    return _and(
+        lambda: _matches(cluster, CLUSTER_REFERENCE), lambda: _matches(cluster, CLUSTER_REFERENCE_LENGTHS)
+    )
+
+
+def _grant_names_namespaces(a: Mapping[str, Any]) -> bool:
+    grant = a["self"]
+    return _or(lambda: _has(grant, "namespaces"), lambda: _has(grant, "namespaceSelector"))
+
+
+def _selector_is_not_empty(a: Mapping[str, Any]) -> bool:
+    selector = a["self"]
+    return _or(
+        lambda: _and(
+            lambda: _has(selector, "matchLabels"),
+            lambda: _greater(_size(_member(selector, "matchLabels")), 0),
+        ),
+        lambda: _and(
+            lambda: _has(selector, "matchExpressions"),
+            lambda: _greater(_size(_member(selector, "matchExpressions")), 0),
+        ),
+    )
+
+
+def _label_keys_are_label_keys(a: Mapping[str, Any]) -> bool:
+    return _all(
+        a["self"], lambda key: _and(lambda: _at_least(317, _size(key)), lambda: _matches(key, LABEL_KEY))
+    )
+
+
+def _operator_is_not(requirement: object, *operators: str) -> bool:
+    """``self.operator != 'A' && self.operator != 'B'``."""
+    return _and(*(lambda o=o: not _equal(_member(requirement, "operator"), o) for o in operators))
+
+
+def _set_based_operator_has_values(a: Mapping[str, Any]) -> bool:
+    requirement = a["self"]
+    return _or(
+        lambda: _operator_is_not(requirement, "In", "NotIn"),
+        lambda: _and(
+            lambda: _has(requirement, "values"), lambda: _greater(_size(_member(requirement, "values")), 0)
+        ),
+    )
+
+
+def _existence_operator_has_no_values(a: Mapping[str, Any]) -> bool:
+    requirement = a["self"]
+    return _or(
+        lambda: _operator_is_not(requirement, "Exists", "DoesNotExist"),
+        lambda: not _has(requirement, "values"),
+        lambda: _equal(_size(_member(requirement, "values")), 0),
+    )
+
+
+def _limit_minimums_within_maximums(a: Mapping[str, Any]) -> bool:
+    limits = a["self"]
+
+    def within(name: object) -> bool:
+        low, high = _member(limits, "min"), _member(limits, "max")
+        return _or(lambda: not _in(name, high), lambda: _at_least(_index(high, name), _index(low, name)))
+
+    return _or(
+        lambda: not _has(limits, "min"),
+        lambda: not _has(limits, "max"),
+        lambda: _all(_member(limits, "min"), within),
+    )
+
+
+def _limit_names_are_config_keys(a: Mapping[str, Any]) -> bool:
+    return _all(
+        a["self"], lambda name: _and(lambda: _at_least(249, _size(name)), lambda: _matches(name, LIMIT_NAME))
+    )
+
+
 EQUIVALENTS: Final[Mapping[str, Callable[[Mapping[str, Any]], bool]]] = {
     normalized_rule(rule): function
     for rule, function in (
@@ -185,6 +334,32 @@ EQUIVALENTS: Final[Mapping[str, Callable[[Mapping[str, Any]], bool]]] = {
         ("self == oldSelf", lambda a: _equal(a["self"], a["oldSelf"])),
         ("self >= oldSelf", lambda a: _at_least(a["self"], a["oldSelf"])),
         ("self >= 1", lambda a: _at_least(a["self"], 1)),
+        (
+            f"self.matches('{CLUSTER_REFERENCE}') && self.matches('{CLUSTER_REFERENCE_LENGTHS}')",
+            _cluster_reference_is_well_formed,
+        ),
+        ("has(self.namespaces) || has(self.namespaceSelector)", _grant_names_namespaces),
+        (
+            "(has(self.matchLabels) && self.matchLabels.size() > 0) || "
+            "(has(self.matchExpressions) && self.matchExpressions.size() > 0)",
+            _selector_is_not_empty,
+        ),
+        (f"self.all(k, k.size() <= 317 && k.matches('{LABEL_KEY}'))", _label_keys_are_label_keys),
+        (
+            "(self.operator != 'In' && self.operator != 'NotIn') || (has(self.values) && self.values.size() > 0)",
+            _set_based_operator_has_values,
+        ),
+        (
+            "(self.operator != 'Exists' && self.operator != 'DoesNotExist') || !has(self.values) || "
+            "self.values.size() == 0",
+            _existence_operator_has_no_values,
+        ),
+        (
+            "!has(self.min) || !has(self.max) || "
+            "self.min.all(k, !(k in self.max) || self.min[k] <= self.max[k])",
+            _limit_minimums_within_maximums,
+        ),
+        (f"self.all(k, k.size() <= 249 && k.matches('{LIMIT_NAME}'))", _limit_names_are_config_keys),
     )
 }
 """Rule text (whitespace collapsed) -> the same expression in Python."""
