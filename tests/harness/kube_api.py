@@ -43,7 +43,7 @@ import jsonpatch
 import jsonschema
 import kmock
 import yaml
-from kmock._internal import apps, enums, rendering
+from kmock._internal import apps, enums, parsing, rendering
 
 __all__ = ["ApiServer", "Served", "crd_resources"]
 
@@ -82,6 +82,21 @@ def crd_resources(*paths: Path) -> list[Kind]:
                 )
     return kinds
 
+
+_kmock_parse_path = parsing.parse_path
+
+
+def _parse_path(path: str) -> parsing.ParsedPath:
+    """kmock 0.8 reads ``/api/v1/namespaces`` (the list of Namespaces, which kopf watches for their labels) as a
+    namespace with nothing after it, and fails; and ``/api/v1/namespaces/<name>`` as namespace ``<name>``. For
+    the core group, a path of one or two segments under ``namespaces`` is the Namespaces resource itself."""
+    parts = path.strip("/").split("/")
+    if parts[:3] == ["api", "v1", "namespaces"] and len(parts) <= 4:
+        return parsing.ParsedPath("", "v1", "namespaces", None, parts[3] if len(parts) == 4 else None, None)
+    return _kmock_parse_path(path)
+
+
+parsing.parse_path = _parse_path
 
 CORE = [
     Kind(kmock.resource("", "v1", "events"), "Event"),

@@ -25,7 +25,11 @@ def _handlers(registry, part: str) -> list[tuple[str, str | None, str | None]]: 
 def test_the_registry_holds_the_expected_handlers() -> None:
     registry = build_registry(OperatorSettings(drift_interval=42))
     # KafkaTopics have no kopf index: kopf's per-object wait for it is O(N²) at start (see claim_index).
-    assert _handlers(registry, "_indexing") == [("kto_cluster_identities", "kafkaclusters", None)]
+    # Namespaces are few, and their labels decide the grants that select them: kopf fills it before any handler.
+    assert _handlers(registry, "_indexing") == [
+        ("kto_cluster_identities", "kafkaclusters", None),
+        ("kto_namespace_labels", "namespaces", None),
+    ]
     assert _handlers(registry, "_watching") == [("topic-event", "kafkatopics", None)]
     assert _handlers(registry, "_changing") == sorted(
         [

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from k8s_world import RetryLaterError, World, kafka_topic, ready
+from k8s_world import World, kafka_cluster, kafka_topic, ready
 from kazoo.client import KazooClient
 
+from harness.zookeeper import ZkChroot
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper
@@ -130,13 +131,26 @@ def test_plan_mode_reports_the_plan_and_changes_nothing(
     assert world.kube.events_of("orders") == [("Normal", "Planned")]
 
 
-def test_a_topic_of_an_unknown_cluster_is_retried(world: World, kafka_zk: KazooClient) -> None:
+def test_a_topic_of_a_cluster_that_does_not_exist_waits_for_it(
+    world: World, kafka_zk: KazooClient, zk_chroot: ZkChroot
+) -> None:
+    """ClusterNotFound, naming the namespace looked in; nothing written, no retry: the KafkaCluster's arrival
+    reconciles it."""
     orphan = kafka_topic("orders", cluster="nowhere")
+    elsewhere = kafka_topic("payments", cluster="platform/main")
 
     async def scenario() -> None:
-        with pytest.raises(RetryLaterError, match="KafkaCluster nowhere is not connected"):
-            await world.topic_changed(orphan)
+        await world.topic_changed(orphan)
+        await world.topic_changed(elsewhere)
 
     world.run(scenario)
-    assert (ready(orphan)["status"], ready(orphan)["reason"]) == ("False", "ClusterUnavailable")
+    assert (ready(orphan)["status"], ready(orphan)["reason"]) == ("False", "ClusterNotFound")
+    assert "No KafkaCluster nowhere in namespace team-a" in ready(orphan)["message"]
+    assert "No KafkaCluster main in namespace platform (spec.cluster: platform/main)" in ready(elsewhere)["message"]
     assert "orders" not in read_cluster(kafka_zk).topics
+
+    cluster = kafka_cluster("nowhere", zk_chroot.connect_string)
+    world.run(lambda: world.cluster_changed(cluster))
+    world.run(lambda: world.tick(cluster))
+    assert ready(orphan)["reason"] == "Created"
+    assert "orders" in read_cluster(kafka_zk).topics

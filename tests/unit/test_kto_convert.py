@@ -107,6 +107,6 @@ def test_a_cluster_name_that_is_no_object_name_is_refused_and_nothing_written(
         "spec: {partitions: 1, replicationFactor: 1, placement: {strategy: any}}\n"
     )
     assert main(["convert", "-f", str(tmp_path / "t.yaml"), "-o", str(tmp_path / "out")]) == 1
-    assert "meta.cluster = '../../escaped': must be a Kubernetes object name" in capsys.readouterr().err
+    assert "meta.cluster = '../../escaped': must be a KafkaCluster name" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert object_name("../../escaped") == f"escaped-{object_name('../../escaped')[-8:]}"

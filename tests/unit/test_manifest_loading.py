@@ -447,8 +447,8 @@ def test_names_are_judged_by_kafkas_rules_and_kubernetes_rules() -> None:
         "t.yaml#3 KafkaTopic dots: spec.topicName = '..': Topic name is invalid: '..' is not allowed",
         "t.yaml#4 KafkaTopic offsets: spec.topicName = '__consumer_offsets': Topic __consumer_offsets is a "
         "Kafka internal topic: kafka-topic-operator never creates, changes or deletes it.",
-        "t.yaml#5 KafkaTopic bad-cluster: spec.cluster = 'Local_Cluster': must be a Kubernetes object name: a "
-        "lowercase RFC 1123 subdomain",
+        "t.yaml#5 KafkaTopic bad-cluster: spec.cluster = 'Local_Cluster': must be a KafkaCluster name, or "
+        "<namespace>/<name> for a KafkaCluster of another namespace",
     ]
 
 

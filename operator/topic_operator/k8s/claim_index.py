@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 
-from topic_operator.k8s.ownership import TopicClaim
+from topic_operator.k8s.ownership import ClusterKey, TopicClaim
 
 __all__ = ["ClaimIndex"]
 
 ObjectKey = tuple[str, str]
 """(namespace, KafkaTopic name): one claim per object, as kopf's index kept one entry per object."""
+TenantKey = tuple[ClusterKey, str]
+"""(the KafkaCluster, a namespace other than its own whose KafkaTopics name it)."""
 
 
 class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
@@ -28,6 +30,7 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
     def __init__(self) -> None:
         self._by_topic: dict[str, dict[ObjectKey, TopicClaim]] = {}
         self._by_object: dict[ObjectKey, TopicClaim] = {}
+        self._by_tenant: dict[TenantKey, dict[ObjectKey, str]] = {}
 
     def put(self, claim: TopicClaim) -> None:
         """The object's claim as last seen; its previous claim, on another topic name, is gone."""
@@ -35,6 +38,8 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         self.drop(*key)
         self._by_object[key] = claim
         self._by_topic.setdefault(claim.topic, {})[key] = claim
+        if claim.cluster_key[0] != claim.namespace:  # a tenant of another namespace's KafkaCluster
+            self._by_tenant.setdefault((claim.cluster_key, claim.namespace), {})[key] = claim.topic
 
     def drop(self, namespace: str, name: str) -> None:
         """The object is gone, or claims nothing any more."""
@@ -45,6 +50,25 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         del store[(namespace, name)]
         if not store:
             del self._by_topic[previous.topic]
+        tenant = (previous.cluster_key, namespace)
+        topics = self._by_tenant.get(tenant)
+        if topics is not None:
+            topics.pop((namespace, name), None)
+            if not topics:
+                del self._by_tenant[tenant]
+
+    def tenant_topics(self, cluster: ClusterKey, namespace: str) -> frozenset[str]:
+        """The topic names the KafkaTopics of ``namespace`` declare on the KafkaCluster ``cluster`` of another
+        namespace: what that namespace's usage is counted over. In O(its own KafkaTopics)."""
+        return frozenset(self._by_tenant.get((cluster, namespace), {}).values())
+
+    def tenants_of(self, cluster: ClusterKey) -> dict[str, frozenset[str]]:
+        """Every other namespace with KafkaTopics on ``cluster``, with their topic names."""
+        return {
+            namespace: frozenset(topics.values())
+            for (key, namespace), topics in self._by_tenant.items()
+            if key == cluster
+        }
 
     def claims(self) -> Iterator[TopicClaim]:
         """Every claim: for a KafkaCluster's report and drift check (once per timer run), never per event."""

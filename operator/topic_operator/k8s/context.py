@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kazoo.client import KazooClient
 
+from topic_operator.grants import Tenancy, read_tenancy
 from topic_operator.k8s.claim_index import ClaimIndex
 from topic_operator.k8s.kube_api import EventSink, KubernetesApi, patch_status_over
 from topic_operator.k8s.lru import Lru
@@ -81,7 +82,30 @@ class OperatorContext:
         """kopf's index of KafkaCluster identities, as the last KafkaTopic watch event handed it over."""
         self.cluster_bodies: dict[ClusterKey, Mapping[str, Any]] = {}
         """The last seen body of every KafkaCluster, connected or not: KafkaTopics are validated against it
-        (Kafka version, topic prefixes) even while their cluster is unreachable."""
+        (Kafka version, topic prefixes) and judged against its grants even while their cluster is unreachable."""
+        self.namespace_labels: Mapping[str, Any] = {}
+        """kopf's index of every namespace's labels (name -> its labels), as the last KafkaTopic watch event
+        handed it over: what grants that select namespaces by label match."""
+        self._tenancies: dict[ClusterKey, tuple[tuple[object, object], Tenancy]] = {}
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        """The namespace's labels, or None when no Namespace of that name is known."""
+        found = next(iter(self.namespace_labels.get(namespace, ())), None)
+        return found if isinstance(found, Mapping) else None
+
+    def tenancy_of(self, key: ClusterKey) -> Tenancy | None:
+        """The grants of KafkaCluster ``key`` (None: no such KafkaCluster known), read once per version of it."""
+        body = self.cluster_bodies.get(key)
+        if body is None:
+            return None
+        metadata = body.get("metadata") or {}
+        version = (metadata.get("uid"), metadata.get("generation"))
+        known = self._tenancies.get(key)
+        if known is not None and known[0] == version and version != (None, None):
+            return known[1]
+        tenancy = read_tenancy(key[0], (body.get("spec") or {}).get("tenants"))
+        self._tenancies[key] = (version, tenancy)
+        return tenancy
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
         """Merge-patch an object's status: over kopf's session once logged in, else through ``api``."""

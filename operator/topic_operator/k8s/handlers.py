@@ -30,6 +30,7 @@ from typing import Any, Final, cast
 
 import kopf
 
+from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.claim_index import ClaimIndex
 from topic_operator.k8s.clusters import CLUSTER_FAILURES, failed_verdict, forget_cluster, reconcile_cluster
@@ -51,6 +52,7 @@ GROUP: Final = "kto.dev"
 VERSION: Final = "v1alpha1"
 TOPICS: Final = (GROUP, VERSION, "kafkatopics")
 CLUSTERS: Final = (GROUP, VERSION, "kafkaclusters")
+NAMESPACES: Final = ("", "v1", "namespaces")
 FINALIZER: Final = "kto.dev/finalizer"
 REPORTING_COMPONENT: Final = "kafka-topic-operator"
 """Who the operator's Events say they come from (``source.component``, ``reportingComponent``)."""
@@ -132,7 +134,8 @@ def _declared(claim_index: ClaimIndex, identities: Mapping[ClusterKey, Iterable[
 def _cluster_label(topic: Mapping[str, Any]) -> str:
     """The metrics label of a KafkaTopic's cluster: ``namespace/name`` of its KafkaCluster (never the topic, so
     label cardinality stays the number of clusters)."""
-    return f"{topic['metadata'].get('namespace')}/{mapping(topic.get('spec')).get('cluster')}"
+    namespace = str(mapping(topic.get("metadata")).get("namespace"))
+    return "/".join(cluster_reference(namespace, str(mapping(topic.get("spec")).get("cluster"))))
 
 
 def _post(ctx: OperatorContext, body: Mapping[str, Any], verdict: Verdict, *, changed: bool) -> None:
@@ -169,6 +172,7 @@ async def topic_event(
     memo: Any,
     type: str | None,
     kto_cluster_identities: kopf.Index[ClusterKey, str] | None = None,
+    kto_namespace_labels: kopf.Index[str, dict[str, str]] | None = None,
     **_: Any,
 ) -> None:
     """Every KafkaTopic watch event, kopf's first list included: its claim, carrying its body for the drift
@@ -181,6 +185,8 @@ async def topic_event(
     _seen(memo, "kafkatopics", body)
     if kto_cluster_identities is not None:
         ctx.cluster_identities = kto_cluster_identities
+    if kto_namespace_labels is not None:
+        ctx.namespace_labels = kto_namespace_labels
     work = topic_work(ctx)
     if plain is None:
         metadata = mapping(body.get("metadata"))
@@ -236,7 +242,13 @@ async def _reconciled(ctx: OperatorContext, body: Mapping[str, Any]) -> Verdict:
 async def kto_cluster_identities(
     body: kopf.Body, memo: Any, namespace: str | None, name: str | None, **_: Any
 ) -> dict[ClusterKey, str]:
+    """Every KafkaCluster's identity; and its body, kept before any KafkaTopic is handled (kopf fills its indices
+    first), so that a KafkaTopic naming a KafkaCluster that exists is never told ClusterNotFound, and is judged
+    against its grants even while the cluster is unreachable."""
     _seen(memo, "kafkaclusters", body)
+    ctx = getattr(memo, "kto", None)
+    if isinstance(ctx, OperatorContext) and namespace is not None and name is not None:
+        ctx.cluster_bodies[(namespace, name)] = _plain(body)
     spec = mapping(body.get("spec"))
     connect = mapping(spec.get("zookeeper")).get("connect")
     servers = spec.get("bootstrapServers")
@@ -245,6 +257,12 @@ async def kto_cluster_identities(
     if not (connect or isinstance(servers, str)) or namespace is None or name is None:
         return {}
     return {(namespace, name): spec_identity(connect, servers if isinstance(servers, str) else None)}
+
+
+async def kto_namespace_labels(body: kopf.Body, name: str | None, **_: Any) -> dict[str, dict[str, str]]:
+    """Every namespace's labels, for the grants that select namespaces by label (``spec.tenants``)."""
+    labels = mapping(mapping(body.get("metadata")).get("labels"))
+    return {} if name is None else {name: {str(k): str(v) for k, v in labels.items()}}
 
 
 # -- KafkaTopic -------------------------------------------------------------------------------------------------
@@ -390,6 +408,7 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
     register_logins(registry, connections=settings.api_connections)
     kopf.on.event(*TOPICS, registry=registry, id="topic-event")(_handler(topic_event))
     kopf.index(*CLUSTERS, registry=registry)(_handler(kto_cluster_identities))
+    kopf.index(*NAMESPACES, registry=registry)(_handler(kto_namespace_labels))
 
     kopf.on.delete(
         *TOPICS, registry=registry, id="topic-delete", field="spec.deletionPolicy", value="Delete"

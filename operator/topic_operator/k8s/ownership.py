@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping
 from topic_operator.zookeeper.connection import ConnectStringError, parse_connect_string
 
@@ -52,7 +53,7 @@ class TopicClaim:
     uid: str
     created: datetime.datetime
     cluster: str
-    """The KafkaCluster it names (in its own namespace)."""
+    """The KafkaCluster it names: a name in its own namespace, or ``<namespace>/<name>``."""
     topic: str
     """The Kafka topic name (spec.topicName, else metadata.name)."""
     body: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -63,7 +64,7 @@ class TopicClaim:
 
     @property
     def cluster_key(self) -> ClusterKey:
-        return (self.namespace, self.cluster)
+        return cluster_reference(self.namespace, self.cluster)
 
     @property
     def ref(self) -> str:
@@ -148,16 +149,19 @@ def competitors(
     claim: TopicClaim,
     claims: Iterable[TopicClaim],
     identity_of: Callable[[ClusterKey], str | None],
+    granted: Callable[[TopicClaim], bool] | None = None,
 ) -> list[TopicClaim]:
     """Every claim on the same topic of the same Kafka cluster, ``claim`` included, oldest first.
 
     A claim whose KafkaCluster is unknown (``identity_of`` returns None) competes only with claims naming the
-    same KafkaCluster object: its identity cannot be compared with anything else yet.
+    same KafkaCluster object: its identity cannot be compared with anything else yet. A claim its KafkaCluster
+    does not grant (``granted`` says no: another namespace, or a name outside its prefixes) competes with none:
+    a team cannot hold a topic it may not use, however early it declared it.
     """
     mine = identity_of(claim.cluster_key)
     same: dict[tuple[str, str], TopicClaim] = {(claim.namespace, claim.name): claim}
     for other in claims:
-        if other.topic != claim.topic:
+        if other.topic != claim.topic or (granted is not None and other is not claim and not granted(other)):
             continue
         theirs = identity_of(other.cluster_key)
         if other.cluster_key == claim.cluster_key or (mine is not None and theirs == mine):
@@ -169,9 +173,11 @@ def owner_of(
     claim: TopicClaim,
     claims: Iterable[TopicClaim],
     identity_of: Callable[[ClusterKey], str | None],
+    granted: Callable[[TopicClaim], bool] | None = None,
 ) -> TopicClaim:
-    """The claim that owns ``claim``'s topic: the oldest competitor (``claim`` itself when it is the oldest)."""
-    return competitors(claim, claims, identity_of)[0]
+    """The claim that owns ``claim``'s topic: the oldest granted competitor (``claim`` itself when it is the
+    oldest)."""
+    return competitors(claim, claims, identity_of, granted)[0]
 
 
 def declared_topics(

@@ -40,7 +40,8 @@ from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan
-from topic_operator.reconcile import Reconciler, TopicOutcome, TopicResult
+from topic_operator.reconcile import Judge, Reconciler, TopicOutcome, TopicResult
+from topic_operator.tenancy import Tenant, judge_plan
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]
@@ -60,6 +61,9 @@ class TopicRequest:
     spec: TopicSpec
     deleting: bool = False
     """The KafkaTopic is being deleted: ``spec`` is planned as a removal (its deletionPolicy decides)."""
+    tenant: Tenant | None = None
+    """The KafkaTopic's namespace as a tenant of the KafkaCluster (another namespace than the cluster's): its
+    plan is judged against that grant's limits and quota (None: the cluster's own namespace, not limited)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,16 @@ def _with_fresh(state: ClusterState, fresh: ClusterState, names: Iterable[str | 
         topics.pop(name.name if isinstance(name, TopicSpec) else name, None)
     topics.update(fresh.topics)
     return dataclasses.replace(state, topics=topics, marked_for_deletion=fresh.marked_for_deletion)
+
+
+def _judge(items: Sequence[tuple[TopicKey, TopicRequest]]) -> Judge | None:
+    """The grants' verdict on a batch's plan, for its KafkaTopics of other namespaces, in the order they came:
+    one batch runs at a time per cluster, so each judges usage with every earlier write in Kafka."""
+    tenants = {request.spec.name: request.tenant for _, request in items if request.tenant is not None}
+    if not tenants:
+        return None
+    specs = {request.spec.name: request.spec for _, request in items}
+    return lambda plan, state: judge_plan(plan, state, tenants, specs)
 
 
 class ClusterHandle:
@@ -173,7 +187,7 @@ class ClusterHandle:
         if deleting:  # never decide "already gone" from a view whose watches may lag: read those topics now
             fresh = self.link.read([s.name for s in deleting])
             state = _with_fresh(state, fresh, deleting)
-        report = reconciler.apply(desired, deleting=deleting, state=state)
+        report = reconciler.apply(desired, deleting=deleting, state=state, judge=_judge(items))
         results = {result.topic: result for result in report.results}
         written = [topic for topic, result in results.items() if result.outcome is TopicOutcome.APPLIED]
         after = state

@@ -22,6 +22,7 @@ from kazoo.exceptions import KazooException
 
 from topic_operator.admin.errors import AdminClientError
 from topic_operator.cluster_store import ClusterMismatchError, ClusterUnavailableError
+from topic_operator.grants import cluster_reference
 from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.census import topic_census
@@ -47,10 +48,12 @@ from topic_operator.k8s.status import (
     summarize_changes,
     topic_status,
 )
+from topic_operator.kafka.errors import TopicAuthorizationError
 from topic_operator.manifests.loader import load_objects
 from topic_operator.model import ApplyMode, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
+from topic_operator.tenancy import Tenant, forbidden
 from topic_operator.zookeeper.errors import ZooKeeperError
 
 _CLUSTER_FAILURES = (
@@ -169,7 +172,7 @@ def validate_topic(ctx: OperatorContext, body: Mapping[str, Any]) -> tuple[Topic
     resume or a drift check does not validate the same spec again. One entry per KafkaTopic, its latest: an
     older version is never asked for again."""
     namespace, name, cluster, _ = _names(body)
-    cluster_body = ctx.cluster_bodies.get((namespace, cluster))
+    cluster_body = ctx.cluster_bodies.get(cluster_reference(namespace, cluster))
     uid, generation = _version(body)
     version = (generation, *_version(cluster_body))
     known = None if uid is None or generation is None else ctx.validations.get(uid)
@@ -261,14 +264,39 @@ async def _handle_for(ctx: OperatorContext, key: ClusterKey) -> ClusterHandle | 
 
 
 def _owner_or_none(
-    body: Mapping[str, Any], claims: ClaimsByTopic, identity_of: IdentityOf
+    ctx: OperatorContext, body: Mapping[str, Any], claims: ClaimsByTopic, identity_of: IdentityOf
 ) -> TopicClaim | None:
-    """The other KafkaTopic owning this one's topic, or None when this one owns it."""
+    """The other KafkaTopic owning this one's topic, or None when this one owns it. Claims their KafkaCluster
+    does not grant compete with none (``ownership.competitors``)."""
     claim = claim_of(body)
     if claim is None:
         return None
-    owner = owner_of(claim, claims.get(claim.topic, ()), identity_of)
+    owner = owner_of(claim, claims.get(claim.topic, ()), identity_of, lambda c: _refusal(ctx, c) is None)
     return None if owner == claim else owner
+
+
+def _refusal(ctx: OperatorContext, claim: TopicClaim) -> TopicAuthorizationError | None:
+    """Why the claim's KafkaCluster does not grant it (its namespace, or its topic name), or None: it does, or
+    the KafkaCluster is in the claim's own namespace, or not known (then nothing is granted or refused yet)."""
+    key = claim.cluster_key
+    if key[0] == claim.namespace:
+        return None
+    tenancy = ctx.tenancy_of(key)
+    if tenancy is None:
+        return None
+    return forbidden(claim.topic, claim.namespace, ctx.labels_of(claim.namespace), tenancy, "/".join(key))
+
+
+def _tenant(ctx: OperatorContext, namespace: str, key: ClusterKey) -> Tenant | None:
+    """The KafkaTopic's namespace as a tenant of KafkaCluster ``key`` of another namespace, with the topics its
+    usage counts (None: the cluster's own namespace, never limited)."""
+    tenancy = ctx.tenancy_of(key)
+    if key[0] == namespace or tenancy is None:
+        return None
+    grant = tenancy.grant_for(namespace, ctx.labels_of(namespace))
+    if grant is None:
+        return None
+    return Tenant(namespace, "/".join(key), grant, ctx.claims.tenant_topics(key, namespace))
 
 
 async def reconcile_topic(
@@ -284,22 +312,27 @@ async def reconcile_topic(
     spec, errors = validate_topic(ctx, body)
     if spec is None:
         return _simple(body, now, Reason.INVALID, "; ".join(errors) or "invalid KafkaTopic", result="invalid")
-    owner = _owner_or_none(body, claims, identity_of)
+    key = cluster_reference(namespace, cluster)
+    refused = _refused_before_reading(ctx, body, key, now)
+    if refused is not None:
+        return refused
+    owner = _owner_or_none(ctx, body, claims, identity_of)
     if owner is not None:
         message = (
             f"Topic {topic} of cluster {cluster} is owned by KafkaTopic {owner.ref}, which is older; "
             "this KafkaTopic changes nothing while that one exists"
         )
         return _simple(body, now, Reason.CONFLICT, message, result="conflict")
-    handle = await _handle_for(ctx, (namespace, cluster))
+    handle = await _handle_for(ctx, key)
     if handle is None:
         message = f"KafkaCluster {cluster} is not connected; retrying"
         return _simple(
             body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message
         )
     try:
+        request = TopicRequest(spec, tenant=_tenant(ctx, namespace, key))
         report = await asyncio.wait_for(
-            handle.batcher.submit((namespace, name), TopicRequest(spec)), ctx.settings.stuck_after
+            handle.batcher.submit((namespace, name), request), ctx.settings.stuck_after
         )
     except TimeoutError:
         message = f"KafkaCluster {cluster}: no answer within {ctx.settings.stuck_after:g} s (a batch is stuck); retrying"
@@ -316,6 +349,24 @@ async def reconcile_topic(
             body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message
         )
     return _from_report(body, report, now)
+
+
+def _refused_before_reading(
+    ctx: OperatorContext, body: Mapping[str, Any], key: ClusterKey, now: datetime.datetime
+) -> Verdict | None:
+    """ClusterNotFound, or Forbidden by the KafkaCluster's grants: decided from the declaration alone, before
+    anything is read, and not retried (the KafkaCluster's arrival, and each of its drift checks, reconcile the
+    KafkaTopics left unsettled)."""
+    namespace, _, cluster, topic = _names(body)
+    if key not in ctx.cluster_bodies:
+        where = f"namespace {key[0]}" + ("" if key[0] == namespace else f" (spec.cluster: {cluster})")
+        message = f"No KafkaCluster {key[1]} in {where}; topic {topic} waits for it, nothing is written"
+        return _simple(body, now, Reason.CLUSTER_NOT_FOUND, message, result="cluster_not_found")
+    claim = claim_of(body)
+    refusal = _refusal(ctx, claim) if claim is not None else None
+    if refusal is not None:
+        return _simple(body, now, Reason.FORBIDDEN, f"{refusal}; nothing is written", result="forbidden")
+    return None
 
 
 async def delete_topic(
@@ -336,15 +387,22 @@ async def delete_topic(
     spec, errors = validate_topic(ctx, body)
     if spec is None:
         return kept("the KafkaTopic is invalid: " + "; ".join(errors), "Warning")
-    owner = _owner_or_none(body, claims, identity_of)
+    key = cluster_reference(namespace, cluster)
+    claim = claim_of(body)
+    refusal = _refusal(ctx, claim) if claim is not None else None
+    if refusal is not None:
+        return kept(str(refusal), "Warning")
+    owner = _owner_or_none(ctx, body, claims, identity_of)
     if owner is not None:
         return kept(f"it is owned by KafkaTopic {owner.ref}")
-    handle = await _handle_for(ctx, (namespace, cluster))
+    handle = await _handle_for(ctx, key)
     failure = f"KafkaCluster {cluster} is not connected"
     if handle is not None:
         try:
             report = await asyncio.wait_for(
-                handle.batcher.submit((namespace, name), TopicRequest(spec, deleting=True)),
+                handle.batcher.submit(
+                    (namespace, name), TopicRequest(spec, deleting=True, tenant=_tenant(ctx, namespace, key))
+                ),
                 ctx.settings.stuck_after,
             )
         except TimeoutError:
@@ -466,7 +524,7 @@ async def check_drift(
     for body in bodies:
         if is_paused(body) or not _current(body):
             continue  # a spec not reconciled yet is TopicWork's to handle (and retry): never raced here
-        if _owner_or_none(body, claims, identity_of) is not None:
+        if _owner_or_none(ctx, body, claims, identity_of) is not None:
             if _ready(body).get("reason") != Reason.CONFLICT.value:
                 again.append(body)  # a topic now owned by an older KafkaTopic
             continue

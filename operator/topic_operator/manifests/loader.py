@@ -594,7 +594,9 @@ def _read_document(
             return None
         body = document.pruned_body
         _check_object_name(document)
-        declared = _read_cluster(document, body) if kind == "KafkaCluster" else _read_topic(document, body)
+        declared = (
+            _read_cluster(document, body, warnings) if kind == "KafkaCluster" else _read_topic(document, body)
+        )
         _add_schema_errors(document, kind, body)
         return declared
     if group == STRIMZI_GROUP and kind == "KafkaTopic":
@@ -705,7 +707,7 @@ def _named_topic(
     return topic
 
 
-def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
+def _read_cluster(document: _Document, body: Mapping[str, Any], warnings: list[ManifestWarning]) -> _Cluster:
     spec = _mapping(body.get("spec"))
     name = document.metadata.get("name")
     zookeeper = spec.get("zookeeper")
@@ -750,19 +752,17 @@ def _read_cluster(document: _Document, body: Mapping[str, Any]) -> _Cluster:
         source=document.source,
         reassignment=reassignment,
         broker_settings=broker_settings,
-        tenancy=_tenancy(document, spec.get("tenants")),
+        tenancy=_tenancy(document, spec.get("tenants"), warnings),
     )
     return _Cluster(document, settings)
 
 
-def _tenancy(document: _Document, tenants: object) -> Tenancy:
-    """The KafkaCluster's grants; one that cannot be read is an error of the document (the CRD's schema says most
-    of them first), and grants nothing."""
+def _tenancy(document: _Document, tenants: object, warnings: list[ManifestWarning]) -> Tenancy:
+    """The KafkaCluster's grants. One that cannot be read grants nothing, with a warning: the CRD's schema refuses
+    most of them as errors, and a bad grant must not take the cluster, and its own namespace's topics, down."""
     namespace = document.metadata.get("namespace")
     tenancy = read_tenancy(namespace if isinstance(namespace, str) else "", tenants)
-    for problem in tenancy.problems:
-        path, _, rule = problem.partition(": ")
-        document.error(path, MISSING, rule)
+    warnings += [document.warning(problem) for problem in tenancy.problems]
     return tenancy
 
 

@@ -166,6 +166,9 @@ _PATTERN_RULES_BY_CRD_TEXT: Final = {
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": (
         "must be a Kubernetes object name: a lowercase RFC 1123 subdomain"
     ),
+    r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$": (
+        "must be a KafkaCluster name, or <namespace>/<name> for a KafkaCluster of another namespace"
+    ),
     r"^[a-zA-Z0-9._-]+$": "may contain only ASCII alphanumerics, '.', '_' and '-'",
     r"^[^\s,/]+(,[^\s,/]+)*(/[^\s]*)?$": "must be host:port[,host:port...][/chroot], as zookeeper.connect",
     r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}(,(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5})*$": (
