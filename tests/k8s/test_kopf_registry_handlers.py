@@ -44,7 +44,7 @@ def test_the_registry_holds_the_expected_handlers() -> None:
     (daemon,) = registry._spawning.get_all_handlers()  # the session keeper, which also runs the drift checks
     assert (daemon.id, daemon.selector.any_name) == ("session", "kafkaclusters")
     assert all(
-        h.selector.group == "kto.dev"
+        h.selector.group == ("" if h.id == "kto_namespace_labels" else "kto.dev")
         for part in ("_changing", "_indexing", "_watching", "_spawning")
         for h in getattr(registry, part).get_all_handlers()
     )
