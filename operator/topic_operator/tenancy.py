@@ -38,6 +38,7 @@ __all__ = [
     "forbidden",
     "judge_plan",
     "limit_violation",
+    "over_quota",
     "usage_of",
 ]
 
@@ -264,7 +265,7 @@ def judge_plan(
         if used is None:
             used = usage_of(tenant.topics, state)
         added = _added(topic_plan.actions)
-        over = _over_quota(name, tenant, used + added)
+        over = over_quota(name, tenant, used + added)
         if over is not None:
             refusals[name] = over
             usage[tenant.namespace] = used
@@ -283,7 +284,8 @@ def _added(actions: Iterable[object]) -> Usage:
     return added
 
 
-def _over_quota(topic: str, tenant: Tenant, after: Usage) -> QuotaExceededError | None:
+def over_quota(topic: str, tenant: Tenant, after: Usage) -> QuotaExceededError | None:
+    """The refusal of ``topic`` when it would take its namespace's usage to ``after``, over its quota."""
     quota, path = tenant.grant.quota, tenant.grant.path
     for what, value, limit in (
         ("topics", after.topics, quota.topics),

@@ -62,6 +62,10 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         namespace: what that namespace's usage is counted over. In O(its own KafkaTopics)."""
         return frozenset(self._by_tenant.get((cluster, namespace), {}).values())
 
+    def tenant_claims(self, cluster: ClusterKey, namespace: str) -> list[TopicClaim]:
+        """The claims of ``namespace``'s KafkaTopics on the KafkaCluster ``cluster`` of another namespace."""
+        return [self._by_object[key] for key in self._by_tenant.get((cluster, namespace), {})]
+
     def tenants_of(self, cluster: ClusterKey) -> dict[str, frozenset[str]]:
         """Every other namespace with KafkaTopics on ``cluster``, with their topic names."""
         return {

@@ -16,8 +16,10 @@ the settings and tests inspect (or run) exactly what ``kto run`` runs. Every han
 - KafkaTopic claims by topic name (ownership; each claim carries its body, the drift timer's work list): kept in
   ``memo.kto.claims`` by a handler of every KafkaTopic watch event, not a kopf index (``claim_index`` says why).
   Every reconcile first waits for kopf's first list of KafkaTopics (``readiness.listed``).
-- One kopf index (kopf fills it before any handler runs): KafkaCluster identities (which KafkaClusters are the
-  same Kafka cluster). There are few KafkaClusters, so kopf's per-object wait costs nothing there.
+- Two kopf indices (kopf fills them before any handler runs): KafkaCluster identities (which KafkaClusters are
+  the same Kafka cluster; it also keeps each KafkaCluster's body), and every Namespace's labels (for the grants
+  that select namespaces by label). Both kinds are few, so kopf's per-object wait costs nothing there.
+- With ``KTO_WEBHOOK_PORT`` set, a validating admission webhook for KafkaTopics (``admission``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Final, cast
 import kopf
 
 from topic_operator.grants import cluster_reference
+from topic_operator.k8s.admission import CONFIGURATION, validate_kafkatopic, webhook_server
 from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.claim_index import ClaimIndex
 from topic_operator.k8s.clusters import CLUSTER_FAILURES, failed_verdict, forget_cluster, reconcile_cluster
@@ -424,6 +427,15 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
         _handler(cluster_session)
     )
 
+    if settings.webhook_port:
+        kopf.on.validate(
+            *TOPICS,
+            registry=registry,
+            id="tenancy",
+            operations=["CREATE", "UPDATE"],
+            ignore_failures=settings.webhook_failure_policy == "Ignore",
+        )(_handler(validate_kafkatopic))
+
     kopf.on.cleanup(registry=registry)(_handler(cleanup))
     return registry
 
@@ -444,4 +456,7 @@ def build_kopf_settings(settings: OperatorSettings, *, priority: int) -> kopf.Op
     kopf_settings.peering.clusterwide = settings.clusterwide
     kopf_settings.peering.priority = priority
     kopf_settings.peering.stealth = True
+    if settings.webhook_port:
+        kopf_settings.admission.server = webhook_server(settings)
+        kopf_settings.admission.managed = CONFIGURATION
     return kopf_settings

@@ -16,6 +16,7 @@ from typing import Any, Final
 __all__ = [
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "WEBHOOK_FAILURE_POLICIES",
     "OperatorSettings",
     "SettingsError",
     "env_name",
@@ -25,6 +26,7 @@ __all__ = [
 
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
 LOG_FORMATS: Final = ("json", "plain")
+WEBHOOK_FAILURE_POLICIES: Final = ("Ignore", "Fail")
 
 
 def _env(name: str) -> dict[str, str]:
@@ -122,6 +124,20 @@ class OperatorSettings:
     """Where TLS material read from Secrets is written (0600) for kazoo, which reads certificates from files;
     an emptyDir in the Deployment, so the root filesystem stays read-only."""
 
+    webhook_port: int = field(default=0, metadata=_env("KTO_WEBHOOK_PORT"))
+    """The port of the validating admission webhook, which refuses at ``kubectl apply`` what a KafkaCluster's
+    grants refuse (``spec.tenants``); 0 (the default): no webhook, and the operator alone judges."""
+    webhook_listen: str = field(default="0.0.0.0", metadata=_env("KTO_WEBHOOK_LISTEN"))
+    """The address the webhook listens on."""
+    webhook_host: str = field(default="", metadata=_env("KTO_WEBHOOK_HOST"))
+    """The host the API server calls the webhook at (``https://<host>:<port>``), outside a cluster: an API server
+    on the same machine calls ``127.0.0.1``. Ignored when ``webhook_service`` is set."""
+    webhook_service: str = field(default="", metadata=_env("KTO_WEBHOOK_SERVICE"))
+    """``<namespace>/<name>`` of the Service the API server calls the webhook through, in a cluster."""
+    webhook_failure_policy: str = field(default="Ignore", metadata=_env("KTO_WEBHOOK_FAILURE_POLICY"))
+    """What the API server does when the webhook cannot answer: ``Ignore`` (the default: an operator that is
+    down never blocks an apply; the operator judges the object when it is back) or ``Fail``."""
+
     def __post_init__(self) -> None:
         for name in (
             "drift_interval",
@@ -150,7 +166,16 @@ class OperatorSettings:
             raise SettingsError(
                 f"KTO_WORKER_LIMIT must not be negative (0: no limit), not {self.worker_limit!r}"
             )
-        for name in ("health_port", "metrics_port"):
+        if self.webhook_failure_policy not in WEBHOOK_FAILURE_POLICIES:
+            raise SettingsError(
+                f"KTO_WEBHOOK_FAILURE_POLICY must be one of {', '.join(WEBHOOK_FAILURE_POLICIES)}, not "
+                f"{self.webhook_failure_policy!r}"
+            )
+        if self.webhook_service and self.webhook_service.count("/") != 1:
+            raise SettingsError(
+                f"KTO_WEBHOOK_SERVICE must be <namespace>/<name>, not {self.webhook_service!r}"
+            )
+        for name in ("health_port", "metrics_port", "webhook_port"):
             if not 0 <= getattr(self, name) < 65536:
                 raise SettingsError(f"{env_name(name)} must be a port (0-65535), not {getattr(self, name)!r}")
         if self.log_level not in LOG_LEVELS:
