@@ -19,11 +19,11 @@ Pure: plain data in, errors out.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topic_operator.grants import UNLIMITED_WHEN_NEGATIVE, Grant, Tenancy
+from topic_operator.grants import UNLIMITED_WHEN_NEGATIVE, Grant, Quota, Tenancy
 from topic_operator.kafka.errors import KafkaError, PolicyViolationError, TopicAuthorizationError
 from topic_operator.model import ClusterState, DeletionPolicy, TopicSpec
 from topic_operator.plan import AddPartitions, CreateTopic, Plan, TopicStatus
@@ -33,12 +33,14 @@ __all__ = [
     "QuotaExceededError",
     "Tenant",
     "TenantPolicyViolationError",
+    "TenantUsage",
     "Usage",
     "changed_fields",
     "forbidden",
     "judge_plan",
     "limit_violation",
     "over_quota",
+    "tenant_usage",
     "usage_of",
 ]
 
@@ -227,6 +229,50 @@ def usage_of(topics: Iterable[str], state: ClusterState) -> Usage:
             count += 1
             partitions += len(topic.partitions)
     return Usage(count, partitions)
+
+
+@dataclass(frozen=True, slots=True)
+class TenantUsage:
+    """One namespace's usage of a KafkaCluster against its quota: a row of the KafkaCluster's ``status.tenants``
+    and of the tenant metrics."""
+
+    namespace: str
+    usage: Usage
+    quota: Quota
+
+    def to_status(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "namespace": self.namespace,
+            "topics": self.usage.topics,
+            "partitions": self.usage.partitions,
+        }
+        quota = {
+            k: v
+            for k, v in (("topics", self.quota.topics), ("partitions", self.quota.partitions))
+            if v is not None
+        }
+        if quota:
+            row["quota"] = quota
+        return row
+
+
+def tenant_usage(
+    tenancy: Tenancy,
+    declared: Mapping[str, Collection[str]],
+    labels: Callable[[str], Mapping[str, str] | None],
+    state: ClusterState,
+) -> list[TenantUsage]:
+    """Each namespace's usage, by name: ``declared`` holds, for every other namespace with KafkaTopics on the
+    cluster, the topic names they declare; a namespace the grants no longer match shows no quota."""
+    rows = []
+    for namespace in sorted(declared):
+        if namespace == tenancy.home:
+            continue
+        grant = tenancy.grant_for(namespace, labels(namespace))
+        rows.append(
+            TenantUsage(namespace, usage_of(declared[namespace], state), grant.quota if grant else Quota())
+        )
+    return rows
 
 
 def judge_plan(

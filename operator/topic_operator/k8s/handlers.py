@@ -25,6 +25,7 @@ the settings and tests inspect (or run) exactly what ``kto run`` runs. Every han
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import sys
 from collections.abc import Collection, Iterable, Mapping
@@ -41,11 +42,13 @@ from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.login import register_logins
 from topic_operator.k8s.ownership import ClusterKey, claim_of, declared_topics, spec_identity
 from topic_operator.k8s.persistence import STATUS_FIELD, configure_persistence
+from topic_operator.k8s.registry import ClusterHandle
 from topic_operator.k8s.sessions import keep_session
 from topic_operator.k8s.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
 from topic_operator.k8s.topic_work import TopicWork
 from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, is_paused, reconcile_topic
+from topic_operator.tenancy import tenant_usage
 
 __all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]
 
@@ -347,9 +350,31 @@ async def _cluster_round(
         bodies = [claim.body for claim in claims.claims() if claim.cluster_key == key]
         try:
             await check_drift(ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities))
+            tenants = await _tenant_report(ctx, handle, body)
         except CLUSTER_FAILURES as error:  # gone between describing the cluster and checking its topics
             return failed_verdict(ctx, body, error)
+        if tenants:
+            verdict = dataclasses.replace(verdict, status={**verdict.status, **tenants})
     return verdict
+
+
+async def _tenant_report(
+    ctx: OperatorContext, handle: ClusterHandle, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``status.tenants`` (each other namespace's usage in Kafka against its quota) and ``status.tenantErrors``
+    (the grants that could not be read, each granting nothing), with the tenant metrics; for a KafkaCluster that
+    grants nothing and is named by no other namespace, nothing (and what an earlier version reported is
+    cleared)."""
+    tenancy = ctx.tenancy_of(handle.key)
+    declared = ctx.claims.tenants_of(handle.key)
+    if tenancy is None or not (tenancy.grants or tenancy.problems or declared):
+        ctx.metrics.record_tenants(handle.label, [])
+        previous = mapping(body.get("status"))
+        return {field: None for field in ("tenants", "tenantErrors") if field in previous}
+    state = await handle.run(handle.state)
+    rows = tenant_usage(tenancy, declared, ctx.labels_of, state)
+    ctx.metrics.record_tenants(handle.label, rows)
+    return {"tenants": [row.to_status() for row in rows], "tenantErrors": list(tenancy.problems)}
 
 
 async def cluster_session(

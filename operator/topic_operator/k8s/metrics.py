@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from topic_operator.k8s.census import TopicCensus
+from topic_operator.tenancy import TenantUsage
 
 __all__ = ["Metrics"]
 
@@ -114,6 +115,32 @@ class Metrics:
             ["cluster", "stage", "writer"],
             registry=self.registry,
         )
+        self.tenant_topics = Gauge(
+            "kto_tenant_topics",
+            "Topics in Kafka that the KafkaTopics of a namespace (other than the KafkaCluster's own) declare on the "
+            "cluster, as of the last drift check.",
+            ["cluster", "namespace"],
+            registry=self.registry,
+        )
+        self.tenant_partitions = Gauge(
+            "kto_tenant_partitions",
+            "Partitions in Kafka of those topics, as of the last drift check.",
+            ["cluster", "namespace"],
+            registry=self.registry,
+        )
+        self.tenant_quota_topics = Gauge(
+            "kto_tenant_quota_topics",
+            "The namespace's quota of topics on the cluster (spec.tenants[].quota.topics); absent: no quota.",
+            ["cluster", "namespace"],
+            registry=self.registry,
+        )
+        self.tenant_quota_partitions = Gauge(
+            "kto_tenant_quota_partitions",
+            "The namespace's quota of partitions on the cluster (spec.tenants[].quota.partitions); absent: no "
+            "quota.",
+            ["cluster", "namespace"],
+            registry=self.registry,
+        )
         self._census_labels: dict[str, set[tuple[str, str]]] = {}
 
     def record_writer(self, cluster: str, stage: str, writer: str) -> None:
@@ -141,6 +168,25 @@ class Metrics:
         else:
             with contextlib.suppress(KeyError):  # none was running
                 self.reassignment_start.remove(cluster)
+
+    def record_tenants(self, cluster: str, rows: list[TenantUsage]) -> None:
+        """The tenant gauges of ``cluster``, exactly its namespaces now: a namespace gone, or a quota lifted, loses
+        its series rather than keeping its last value."""
+        gauges = (
+            self.tenant_topics,
+            self.tenant_partitions,
+            self.tenant_quota_topics,
+            self.tenant_quota_partitions,
+        )
+        for gauge in gauges:
+            gauge.remove_by_labels({"cluster": cluster})
+        for row in rows:
+            self.tenant_topics.labels(cluster, row.namespace).set(row.usage.topics)
+            self.tenant_partitions.labels(cluster, row.namespace).set(row.usage.partitions)
+            if row.quota.topics is not None:
+                self.tenant_quota_topics.labels(cluster, row.namespace).set(row.quota.topics)
+            if row.quota.partitions is not None:
+                self.tenant_quota_partitions.labels(cluster, row.namespace).set(row.quota.partitions)
 
     def forget_cluster(self, cluster: str) -> None:
         """Drop every series of a deleted KafkaCluster: its last values would otherwise stay exported for as long

@@ -21,6 +21,9 @@ A cluster migrating to KRaft is looked at too: when a watch shows ``/controller`
 registered brokers changed, and the stage now calls for another writer (or none), the round runs at once. It
 reports the new stage (one log line, one Event), and reconciles the KafkaTopics whose changes waited for it.
 
+A change of the KafkaCluster's grants (``spec.tenants``) runs the round at once too: it judges again the
+KafkaTopics the old grants refused, and reports each namespace's usage under the new ones.
+
 The same loop runs the cluster's periodic round every ``drift_interval``: describe it in its status, and check
 its KafkaTopics for drift. (It was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s
 for it, and a second per-cluster task did not earn its keep.)
@@ -108,6 +111,7 @@ async def keep_session(
     backoff = Backoff()
     down: _Down | None = None
     next_round = 0.0
+    granted: object = None  # spec.tenants as of the last round: a change of the grants runs the round at once
     while not stopped and not ctx.clusters.closed:
         ctx.session_heartbeats[key] = time.monotonic()
         if (body().get("metadata") or {}).get("deletionTimestamp"):
@@ -119,6 +123,9 @@ async def keep_session(
             if handle.stage_may_have_moved() and await _writer_moved(handle):
                 next_round = 0.0  # the round reports the new stage and retries the changes that waited
                 continue
+            if (body().get("spec") or {}).get("tenants") != granted:
+                next_round = 0.0  # the round judges the KafkaTopics the grants refused, and reports usage
+                continue
             await _pause(stopped, CHECK_INTERVAL)
             continue
         if lost and why is None:  # kazoo is reconnecting by itself: say so once, and let it
@@ -126,6 +133,7 @@ async def keep_session(
             down = await _went_down(ctx, body(), label, down, f"{lost_what} lost; reconnecting")
             await _pause(stopped, CHECK_INTERVAL)
             continue
+        granted = (body().get("spec") or {}).get("tenants")
         verdict = await round_()  # connects first when there is no session, or a dead one
         next_round = time.monotonic() + every
         if verdict.retry is None:
