@@ -24,15 +24,6 @@ needs_promtool = pytest.mark.skipif(
 UNIT_TESTS = Path(__file__).with_name("alerts.promtool-test.yaml")
 RUNBOOKS = "https://github.com/kafka-topic-operator/kafka-topic-operator/blob/main/README.md#"
 
-AWAITED_METRICS = frozenset(
-    {"kto_tenant_topics", "kto_tenant_partitions", "kto_tenant_quota_topics", "kto_tenant_quota_partitions"}
-)
-"""Metrics an alert names before the operator exports them: KtoTenantQuotaNearlyUsed's, which come with the
-operator's multi-tenancy (spec.tenants). test_what_is_awaited_is_still_missing fails once one is exported: then
-take it off this list, so the alert is held to what the operator exports like every other."""
-AWAITED_RUNBOOKS = frozenset({"KtoTenantQuotaNearlyUsed"})
-"""Alerts whose README runbook section is still to be written; the same: the test fails once it is there."""
-
 
 def rendered_rule() -> dict[str, Any]:
     (rule,) = [
@@ -92,22 +83,11 @@ def test_every_alert_has_a_case_firing_and_a_case_not_firing() -> None:
 
 
 def test_every_metric_an_alert_names_is_exported() -> None:
-    exported = exported_series() | AWAITED_METRICS
+    exported = exported_series()
     for rule in alerts(rendered_rule()["spec"]):
         named = metric_names(rule["expr"])
         assert named, rule["alert"]
         assert named <= exported, (rule["alert"], sorted(named - exported))
-
-
-def test_what_is_awaited_is_still_missing() -> None:
-    """The two lists above only hold what is not there yet: each entry goes as soon as what it waits for lands."""
-    assert sorted(AWAITED_METRICS & exported_series()) == []
-    readme = (ROOT / "README.md").read_text()
-    anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", readme, flags=re.MULTILINE)}
-    assert sorted(name for name in AWAITED_RUNBOOKS if name.lower() in anchors) == []
-    named = {name for rule in alerts(rendered_rule()["spec"]) for name in metric_names(rule["expr"])}
-    assert named >= AWAITED_METRICS  # each still named by an alert
-    assert {rule["alert"] for rule in alerts(rendered_rule()["spec"])} >= AWAITED_RUNBOOKS
 
 
 def test_every_alert_has_a_severity_a_summary_and_a_runbook_in_the_readme() -> None:
@@ -119,8 +99,7 @@ def test_every_alert_has_a_severity_a_summary_and_a_runbook_in_the_readme() -> N
         assert rule["annotations"]["description"], rule["alert"]
         runbook = rule["annotations"]["runbook_url"]
         assert runbook == RUNBOOKS + rule["alert"].lower()
-        if rule["alert"] not in AWAITED_RUNBOOKS:
-            assert runbook.removeprefix(RUNBOOKS) in anchors, f"README has no section {rule['alert']}"
+        assert runbook.removeprefix(RUNBOOKS) in anchors, f"README has no section {rule['alert']}"
 
 
 def _anchor(heading: str) -> str:
