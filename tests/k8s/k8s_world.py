@@ -156,6 +156,8 @@ class World:
         self.memo = kopf.Memo(kto=ctx)
         self.gone: list[Mapping[str, Any]] = []
         """Objects removed since the last handler call: their DELETED watch event is still to be delivered."""
+        self.namespace_labels: dict[str, dict[str, str]] = {}
+        """Every Namespace's labels, as kopf's index of them holds them (built by the operator's function)."""
 
     # -- objects --------------------------------------------------------------------------------------------------
 
@@ -203,7 +205,11 @@ class World:
             readiness.started()
             readiness.logged_in()
             await asyncio.wait_for(readiness.run(list_uids), 10)
-        found: dict[str, dict[Any, list[Any]]] = {"kto_cluster_identities": {}}
+        found: dict[str, dict[Any, list[Any]]] = {"kto_cluster_identities": {}, "kto_namespace_labels": {}}
+        for name, labels in self.namespace_labels.items():
+            namespace = {"metadata": {"name": name, "labels": labels}}
+            for key, value in (await handlers.kto_namespace_labels(body=namespace, name=name)).items():
+                found["kto_namespace_labels"].setdefault(key, []).append(value)
         for body in self._of("kafkaclusters"):
             meta = body["metadata"]
             for key, value in (await handlers.kto_cluster_identities(body=body, memo=self.memo, namespace=meta["namespace"], name=meta["name"])).items():  # fmt: skip

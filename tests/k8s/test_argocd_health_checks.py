@@ -13,7 +13,7 @@ import kopf
 import lupa.lua51 as lua51
 import pytest
 import yaml
-from k8s_world import RetryLaterError, World, kafka_cluster, kafka_topic, ready, wait_for_view
+from k8s_world import World, kafka_cluster, kafka_topic, ready, wait_for_view
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
