@@ -146,7 +146,10 @@ def test_a_topic_of_a_cluster_that_does_not_exist_waits_for_it(
     world.run(scenario)
     assert (ready(orphan)["status"], ready(orphan)["reason"]) == ("False", "ClusterNotFound")
     assert "No KafkaCluster nowhere in namespace team-a" in ready(orphan)["message"]
-    assert "No KafkaCluster main in namespace platform (spec.cluster: platform/main)" in ready(elsewhere)["message"]
+    assert (
+        "No KafkaCluster main in namespace platform (spec.cluster: platform/main)"
+        in ready(elsewhere)["message"]
+    )
     assert "orders" not in read_cluster(kafka_zk).topics
 
     cluster = kafka_cluster("nowhere", zk_chroot.connect_string)
