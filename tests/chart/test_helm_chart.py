@@ -183,9 +183,12 @@ def test_values_schema_refuses_bad_values(bad: dict[str, Any]) -> None:
 NAMESPACES_RULE = {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]}
 WEBHOOK_RULES = [
     # kopf's configuration_manager: create_obj when missing (409 ignored: no get), then patch_obj; no list/watch.
-    {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
-     "verbs": ["create"]},
-    {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
+    # kopf runs one for the validating and one for the mutating configuration, whatever handlers there are: a
+    # refused create of the (empty) mutating one stops the operator.
+    {"apiGroups": ["admissionregistration.k8s.io"],
+     "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"], "verbs": ["create"]},
+    {"apiGroups": ["admissionregistration.k8s.io"],
+     "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
      "resourceNames": ["kafka-topic-operator.kto.dev"], "verbs": ["patch"]},
 ]  # fmt: skip
 TENANT_RULES = [

@@ -32,14 +32,23 @@ _created = itertools.count()
 
 
 def merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
-    """JSON merge patch (RFC 7386), as the API server applies a status patch."""
+    """JSON merge patch (RFC 7386), as the API server applies a status patch, and stores the result: without
+    null fields at any depth (a real API server drops them from custom resources, in list items too)."""
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
         elif isinstance(value, Mapping) and isinstance(target.get(key), dict):
             merge(target[key], value)
         else:
-            target[key] = copy.deepcopy(dict(value) if isinstance(value, Mapping) else value)
+            target[key] = _stored(copy.deepcopy(dict(value) if isinstance(value, Mapping) else value))
+
+
+def _stored(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stored(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_stored(v) for v in value]
+    return value
 
 
 def kafka_cluster(

@@ -147,6 +147,26 @@ def test_a_narrowed_grant_shrinks_nothing_and_refuses_only_a_change_that_breaks_
     assert _topics(kafka_zk) == {"payments.tx": 8}
 
 
+def test_a_refusal_judged_again_at_each_drift_check_is_said_once(
+    world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    """Refused creations stay unsettled, so each drift check judges them again; the status it writes must be the
+    one the API server stores (its plan without null fields), or each check would write it and post an Event."""
+    cluster = _platform_cluster(zk_chroot)
+    big = kafka_topic("big", cluster="kafka/main", namespace="payments", topicName="payments.big", partitions=12)
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        await world.topic_changed(big)
+        await world.tick(cluster)
+        await world.tick(cluster)
+
+    world.run(scenario)
+    assert ready(big)["reason"] == "PolicyViolation"
+    assert world.kube.events_of("big") == [("Warning", "PolicyViolation")]
+    assert len([p for p in world.kube.status_patches if p[1] == "payments/big"]) == 1
+
+
 def test_a_kafkatopic_its_cluster_does_not_grant_holds_no_topic_against_one_it_does(
     world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
 ) -> None:
@@ -316,3 +336,4 @@ def test_admission_refuses_what_the_operator_would_with_the_same_words(
     # the cluster's own namespace, and a cluster not known, are never judged
     assert refusal(kafka_topic("own", cluster="main", namespace=PLATFORM, partitions=100)) is None
     assert refusal(kafka_topic("y", cluster="elsewhere/main", namespace="payments")) is None
+

@@ -70,10 +70,10 @@ app.kubernetes.io/component: operator
   verbs: [list, watch]
 {{- if .Values.webhook.enabled }}
 - apiGroups: [admissionregistration.k8s.io]
-  resources: [validatingwebhookconfigurations]
+  resources: [validatingwebhookconfigurations, mutatingwebhookconfigurations]
   verbs: [create]
 - apiGroups: [admissionregistration.k8s.io]
-  resources: [validatingwebhookconfigurations]
+  resources: [validatingwebhookconfigurations, mutatingwebhookconfigurations]
   resourceNames: [{{ include "kto.webhookConfiguration" . }}]
   verbs: [patch]
 {{- end }}

@@ -17,7 +17,7 @@ import socket
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from topic_operator.k8s.settings import (
     LOG_FORMATS,
@@ -129,6 +129,7 @@ def run_operator(settings: OperatorSettings) -> int:
         logging.getLogger().setLevel(logging.ERROR)
     for handler in logging.getLogger().handlers:
         handler.addFilter(_without_login_tracebacks)
+        handler.addFilter(_refusals_at_admission_are_no_errors)
     # lightkube's HTTP client logs every request at INFO: a Lease renewal every 2 s, each drift-timer patch.
     for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -169,6 +170,18 @@ def _without_login_tracebacks(record: logging.LogRecord) -> bool:
 
     if record.exc_info and isinstance(record.exc_info[1], kopf.LoginError):
         record.exc_info, record.exc_text = None, None
+    return True
+
+
+_REFUSED_AT_ADMISSION: Final = "Webhook 'tenancy' failed permanently: "
+
+
+def _refusals_at_admission_are_no_errors(record: logging.LogRecord) -> bool:
+    """kopf logs each refusal of its admission handler as an error of the operator ("failed permanently"); a
+    KafkaTopic refused at apply is the webhook doing its job, said to whoever applied it: logged at INFO."""
+    if record.levelno == logging.ERROR and str(record.msg).startswith(_REFUSED_AT_ADMISSION):
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        record.msg = "Refused at admission: " + str(record.msg).removeprefix(_REFUSED_AT_ADMISSION)
     return True
 
 

@@ -102,7 +102,17 @@ def plan_items(topic_plan: TopicPlan | None, *, pending: bool) -> list[dict[str,
         return []
     actions = [action_to_dict(a) for a in topic_plan.actions] if pending else []
     rejections = [{"type": "rejection", **error_to_dict(e)} for e in topic_plan.rejections]
-    return [*actions, *rejections]
+    return [_as_stored(item) for item in (*actions, *rejections)]
+
+
+def _as_stored(value: Any) -> Any:
+    """``value`` as the API server stores it: without its null fields, which it drops. Compared with the stored
+    status, a field still null would look like a change at every reconcile (a status patch and an Event each)."""
+    if isinstance(value, Mapping):
+        return {k: _as_stored(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_as_stored(v) for v in value]
+    return value
 
 
 def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
