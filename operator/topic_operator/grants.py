@@ -190,7 +190,13 @@ def _grant(index: int, entry: object) -> Grant:
     unknown = sorted(str(k) for k in entry if k not in known)
     if unknown:
         raise _UnreadableGrantError(f".{unknown[0]}: unknown field (known: {', '.join(sorted(known))})")
-    namespaces = _strings(entry, "namespaces", _NAMESPACE, "a namespace name (DNS-1123 label)")
+    namespaces = _strings(
+        entry,
+        "namespaces",
+        _NAMESPACE,
+        "a namespace name (DNS-1123 label, at most 63 characters)",
+        longest=63,
+    )
     selector = _selector(entry.get("namespaceSelector"))
     if not namespaces and selector is None:
         raise _UnreadableGrantError(": a tenant grant names namespaces, a namespaceSelector or both")
@@ -215,15 +221,25 @@ def _grant(index: int, entry: object) -> Grant:
     )
 
 
-def _strings(entry: Mapping[object, object], key: str, pattern: re.Pattern[str], what: str) -> list[str]:
+def _strings(
+    entry: Mapping[object, object],
+    key: str,
+    pattern: re.Pattern[str],
+    what: str,
+    *,
+    at: str = "",
+    longest: int = 253,
+) -> list[str]:
+    """The list of strings at ``key``, each whole of ``pattern`` and at most ``longest`` long; ``at`` is the path
+    of ``entry`` within the grant, for messages."""
     value = entry.get(key)
     if value is None:
         return []
     if not isinstance(value, Sequence) or isinstance(value, str):
-        raise _UnreadableGrantError(f".{key}: {_shown(value)}: must be a list")
+        raise _UnreadableGrantError(f"{at}.{key}: {_shown(value)}: must be a list")
     for i, item in enumerate(value):
-        if not isinstance(item, str) or not pattern.match(item):
-            raise _UnreadableGrantError(f".{key}[{i}]: {_shown(item)}: must be {what}")
+        if not isinstance(item, str) or not pattern.fullmatch(item) or len(item) > longest:
+            raise _UnreadableGrantError(f"{at}.{key}[{i}]: {_shown(item)}: must be {what}")
     return [str(item) for item in value]
 
 
@@ -249,7 +265,7 @@ def _selector(value: object) -> NamespaceSelector | None:
     pairs: list[tuple[str, str]] = []
     for key, label in labels.items():
         _label_key(f"{path}.matchLabels", key)
-        if not isinstance(label, str) or not _LABEL_VALUE.match(label) or len(label) > 63:
+        if not isinstance(label, str) or not _LABEL_VALUE.fullmatch(label) or len(label) > 63:
             raise _UnreadableGrantError(f"{path}.matchLabels.{key}: {_shown(label)}: must be a label value")
         pairs.append((str(key), label))
     if not isinstance(expressions, Sequence) or isinstance(expressions, str):
@@ -264,7 +280,7 @@ def _selector(value: object) -> NamespaceSelector | None:
 
 
 def _label_key(path: str, key: object) -> None:
-    if not isinstance(key, str) or not _LABEL_KEY.match(key) or len(key.rpartition("/")[2]) > 63:
+    if not isinstance(key, str) or not _LABEL_KEY.fullmatch(key) or len(key.rpartition("/")[2]) > 63:
         raise _UnreadableGrantError(
             f"{path}: {_shown(key)}: must be a label key ([prefix/]name, name at most 63 characters)"
         )
@@ -326,7 +342,7 @@ def _bounds(value: object, path: str) -> dict[str, int]:
         )
     bounds: dict[str, int] = {}
     for key, bound in value.items():
-        if not isinstance(key, str) or not _LIMIT_NAME.match(key):
+        if not isinstance(key, str) or not _LIMIT_NAME.fullmatch(key) or len(key) > 249:
             raise _UnreadableGrantError(
                 f"{path}: {_shown(key)}: must be partitions, replicas or a topic config key"
             )
@@ -354,7 +370,9 @@ def _limits(value: object) -> TopicLimits:
             )
     allowed = None
     if "allowedConfigs" in value:
-        allowed = frozenset(_strings(value, "allowedConfigs", _LIMIT_NAME, "a topic config key"))
+        allowed = frozenset(
+            _strings(value, "allowedConfigs", _LIMIT_NAME, "a topic config key", at=".limits", longest=249)
+        )
     return TopicLimits(minimum, maximum, allowed)
 
 

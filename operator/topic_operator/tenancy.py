@@ -311,7 +311,9 @@ def judge_plan(
         if used is None:
             used = usage_of(tenant.topics, state)
         added = _added(topic_plan.actions)
-        over = over_quota(name, tenant, used + added)
+        if not (added.topics or added.partitions):
+            continue  # adds nothing: a namespace over a narrowed quota may still change its topics' configs
+        over = over_quota(name, tenant, used + added, growing=added)
         if over is not None:
             refusals[name] = over
             usage[tenant.namespace] = used
@@ -330,14 +332,18 @@ def _added(actions: Iterable[object]) -> Usage:
     return added
 
 
-def over_quota(topic: str, tenant: Tenant, after: Usage) -> QuotaExceededError | None:
-    """The refusal of ``topic`` when it would take its namespace's usage to ``after``, over its quota."""
+def over_quota(
+    topic: str, tenant: Tenant, after: Usage, *, growing: Usage | None = None
+) -> QuotaExceededError | None:
+    """The refusal of ``topic`` when it would take its namespace's usage to ``after``, over its quota. With
+    ``growing`` (what the change adds), only what it adds is held to the quota: a partition increase of a
+    namespace already over a narrowed topic quota is judged on partitions alone."""
     quota, path = tenant.grant.quota, tenant.grant.path
-    for what, value, limit in (
-        ("topics", after.topics, quota.topics),
-        ("partitions", after.partitions, quota.partitions),
+    for what, value, limit, adds in (
+        ("topics", after.topics, quota.topics, growing is None or growing.topics > 0),
+        ("partitions", after.partitions, quota.partitions, growing is None or growing.partitions > 0),
     ):
-        if limit is not None and value > limit:
+        if limit is not None and adds and value > limit:
             return QuotaExceededError(
                 f"Topic {topic} would take namespace {tenant.namespace} to {value} {what} on KafkaCluster "
                 f"{tenant.cluster}, over its quota of {limit} ({path}.quota.{what})",

@@ -28,6 +28,7 @@ EXPECTED = {
     "TopicAlreadyMarkedForDeletionError": ("kafka.common.TopicAlreadyMarkedForDeletionException", -1),
     "AdminOperationError": ("kafka.admin.AdminOperationException", -1),
     "PolicyViolationError": ("org.apache.kafka.common.errors.PolicyViolationException", 44),
+    "TopicAuthorizationError": ("org.apache.kafka.common.errors.TopicAuthorizationException", 29),
 }
 
 

@@ -201,12 +201,6 @@ def test_the_selector_grants_prefixes_hold_for_the_namespace_it_selects(
     assert "analytics. only (KafkaCluster kafka/main, spec.tenants[1].topicPrefixes)" in error
 
 
-@pytest.mark.xfail(
-    reason="defect: the loader resolves spec.cluster by the KafkaCluster's name alone (_Topic.cluster_namespace is "
-    "read and never compared), so a KafkaTopic naming another namespace's KafkaCluster, or a bare name from a "
-    "namespace without one, validates against kafka/main, where the operator (grants.cluster_reference) finds no "
-    "such KafkaCluster",
-)
 @pytest.mark.parametrize("cluster", ["elsewhere/main", "main"], ids=["another-namespace", "bare-name"])
 def test_a_cluster_reference_to_another_namespace_is_not_the_kafkaclusters(
     capsys: pytest.CaptureFixture[str], manifests: Path, cluster: str

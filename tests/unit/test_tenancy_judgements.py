@@ -481,10 +481,6 @@ def test_the_home_namespace_and_undeclared_tenants_are_not_judged() -> None:
     assert refusals == {}
 
 
-@pytest.mark.xfail(
-    reason="defect: judge_plan checks the quota for every change of a limited namespace, so a config-only change "
-    "(which adds no topic and no partition) is refused as QuotaExceeded once usage is over a narrowed quota",
-)
 def test_a_change_that_adds_nothing_is_not_refused_by_a_quota_already_exceeded() -> None:
     state = cluster_state(existing("payments.a", assignment(1)), existing("payments.b", assignment(1)))
     grant = grant_of(quota={"topics": 1})  # narrowed under two existing topics

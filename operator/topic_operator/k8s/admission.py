@@ -75,9 +75,14 @@ def admission_refusal(
     violation = limit_violation(topic, declared, grant, label, fields)
     if violation is not None:
         return str(violation)
-    return _over_declared_quota(
-        ctx, key, namespace, str(name), topic, declared, Tenant(namespace, label, grant)
-    )
+    growing = Usage(1, declared.partitions or 0)
+    if old is not None:
+        before = Declared.of_body(mapping(old.get("spec"))).partitions or 0
+        growing = Usage(0, max(0, (declared.partitions or 0) - before))
+    if not (growing.topics or growing.partitions):
+        return None  # adds nothing: a namespace over a narrowed quota may still change its topics' configs
+    tenant = Tenant(namespace, label, grant)
+    return _over_declared_quota(ctx, key, namespace, str(name), topic, declared, tenant, growing)
 
 
 def _over_declared_quota(
@@ -88,8 +93,10 @@ def _over_declared_quota(
     topic: str,
     declared: Declared,
     tenant: Tenant,
+    growing: Usage,
 ) -> str | None:
-    """The quota as the declarations have it: the namespace's other KafkaTopics on the cluster, and this one."""
+    """The quota as the declarations have it: the namespace's other KafkaTopics on the cluster, and this one;
+    only what the change adds (``growing``) is held to it."""
     if not tenant.grant.quota.limited:
         return None
     topics: set[str] = {topic}
@@ -100,7 +107,7 @@ def _over_declared_quota(
         topics.add(claim.topic)
         counted = mapping(claim.body.get("spec")).get("partitions")
         partitions += counted if isinstance(counted, int) and not isinstance(counted, bool) else 0
-    over = over_quota(topic, tenant, Usage(len(topics), partitions))
+    over = over_quota(topic, tenant, Usage(len(topics), partitions), growing=growing)
     return None if over is None else f"{over} (counted over the namespace's KafkaTopics as declared)"
 
 

@@ -862,6 +862,8 @@ def _check_topics_against_clusters(
     warned: set[str] = set()
     for topic in topics:
         cluster = clusters.get(topic.cluster) if topic.cluster is not None else None
+        if cluster is not None:
+            _check_cluster_namespace(topic, cluster)
         settings = cluster.spec if cluster is not None and not cluster.document.errors else None
         if settings is None and topic.cluster is not None and topic.cluster not in warned:
             warned.add(topic.cluster)
@@ -873,6 +875,21 @@ def _check_topics_against_clusters(
             warnings.append(topic.document.warning(message))
         topic.spec = _topic_spec(topic, settings, fallback)
     return warnings
+
+
+def _check_cluster_namespace(topic: _Topic, cluster: _Cluster) -> None:
+    """kto names a cluster by its KafkaCluster's name, the operator by namespace and name: where the documents
+    say both namespaces, a KafkaTopic must name the KafkaCluster of the documents, or the operator would find
+    none (a bare name is in the KafkaTopic's own namespace)."""
+    home = cluster.document.metadata.get("namespace")
+    named = topic.cluster_namespace or topic.namespace
+    if isinstance(home, str) and home and named is not None and named != home:
+        document_value = topic.fields.get("cluster")
+        rule = (
+            f"names KafkaCluster {named}/{topic.cluster}, but the documents declare KafkaCluster {topic.cluster} in "
+            f"namespace {home}: name it {home}/{topic.cluster}"
+        )
+        topic.document.error("spec.cluster", document_value if document_value is not None else MISSING, rule)
 
 
 def _topic_spec(topic: _Topic, cluster: ClusterSpec | None, fallback: KafkaVersion) -> TopicSpec | None:
