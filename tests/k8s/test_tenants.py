@@ -153,7 +153,9 @@ def test_a_refusal_judged_again_at_each_drift_check_is_said_once(
     """Refused creations stay unsettled, so each drift check judges them again; the status it writes must be the
     one the API server stores (its plan without null fields), or each check would write it and post an Event."""
     cluster = _platform_cluster(zk_chroot)
-    big = kafka_topic("big", cluster="kafka/main", namespace="payments", topicName="payments.big", partitions=12)
+    big = kafka_topic(
+        "big", cluster="kafka/main", namespace="payments", topicName="payments.big", partitions=12
+    )
 
     async def scenario() -> None:
         await world.cluster_changed(cluster)
@@ -336,4 +338,3 @@ def test_admission_refuses_what_the_operator_would_with_the_same_words(
     # the cluster's own namespace, and a cluster not known, are never judged
     assert refusal(kafka_topic("own", cluster="main", namespace=PLATFORM, partitions=100)) is None
     assert refusal(kafka_topic("y", cluster="elsewhere/main", namespace="payments")) is None
-
