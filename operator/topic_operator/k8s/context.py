@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kazoo.client import KazooClient
 
@@ -25,10 +25,19 @@ from topic_operator.manifests.limits import ManifestLimits
 from topic_operator.model import TopicSpec
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
-if TYPE_CHECKING:
-    from topic_operator.k8s.topic_work import TopicWork
+__all__ = ["OperatorContext", "QueuedTopicWork", "utc_now"]
 
-__all__ = ["OperatorContext", "utc_now"]
+
+class QueuedTopicWork(Protocol):
+    """What the rest of the operator asks of its KafkaTopic work (``topic_work.TopicWork``, made by the handlers):
+    whether a KafkaTopic is its already, and to stop. A protocol, so that the context, which every module of the
+    operator reads, imports none of them."""
+
+    def busy_with(self, namespace: str, name: str) -> bool: ...
+
+    def retry_now(self, namespace: str, name: str) -> bool: ...
+
+    async def close(self) -> None: ...
 
 
 def utc_now() -> datetime.datetime:
@@ -76,7 +85,7 @@ class OperatorContext:
         self.api_session: Any = None
         """kopf's bounded session of the last login (``login``), when the operator made it: status patches go
         over it rather than ``api``'s own client."""
-        self.topic_work: TopicWork | None = None
+        self.topic_work: QueuedTopicWork | None = None
         """The KafkaTopic reconciles (``topic_work``), made by the watch-event handler on first use."""
         self.cluster_identities: Mapping[ClusterKey, Any] = {}
         """kopf's index of KafkaCluster identities, as the last KafkaTopic watch event handed it over."""

@@ -233,7 +233,10 @@ def topic_work(ctx: OperatorContext) -> TopicWork:
             concurrency=ctx.settings.worker_limit,
             may_retry=lambda: not ctx.clusters.closed,  # stopping: no retry would run
         )
-    return ctx.topic_work
+    work = ctx.topic_work
+    if not isinstance(work, TopicWork):
+        raise TypeError(f"memo.kto.topic_work is {type(work).__name__}, not the operator's TopicWork")
+    return work
 
 
 async def _reconciled(ctx: OperatorContext, body: Mapping[str, Any]) -> Verdict:

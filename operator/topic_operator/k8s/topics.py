@@ -296,7 +296,9 @@ def _tenant(ctx: OperatorContext, namespace: str, key: ClusterKey) -> Tenant | N
     grant = tenancy.grant_for(namespace, ctx.labels_of(namespace))
     if grant is None:
         return None
-    return Tenant(namespace, "/".join(key), grant, ctx.claims.tenant_topics(key, namespace))
+    # The namespace's topic names only where a quota counts them: a copy per change, of the namespace's size.
+    topics = ctx.claims.tenant_topics(key, namespace) if grant.quota.limited else frozenset()
+    return Tenant(namespace, "/".join(key), grant, topics)
 
 
 async def reconcile_topic(
