@@ -495,7 +495,7 @@ def _floor_registry(*, topics: bool = True) -> Any:
     import kopf
 
     from topic_operator.k8s.handlers import CLUSTERS, TOPICS
-    from topic_operator.k8s.login import register_logins
+    from topic_operator.k8s.process.login import register_logins
 
     registry = kopf.OperatorRegistry()
     register_logins(registry)
@@ -596,7 +596,7 @@ async def _with_raw_floor(operator: Any, phases: Phases) -> None:
 async def _operator_session(
     settings: Any, phases: Phases, plan: list[str], connect: str, floor: str | None
 ) -> Any:
-    from topic_operator.k8s.command import operate
+    from topic_operator.k8s.process.command import operate
 
     stop = asyncio.Event()
     registry = _floor_registry(topics=floor != "raw") if floor else None
@@ -612,7 +612,7 @@ async def _operator_session(
 async def _main(args: argparse.Namespace) -> None:
     from kazoo.client import KazooClient
 
-    from topic_operator.k8s.settings import OperatorSettings
+    from topic_operator.k8s.process.settings import OperatorSettings
     from topic_operator.zookeeper.local_server import LocalZooKeeper, free_port
     from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
     from topic_operator.zookeeper.znodes import TopicConfigZNode
@@ -836,7 +836,7 @@ async def _next_drift_check(url: str, limit: float) -> None:
 
 def _environment(settings: Any) -> dict[str, str]:
     """The operator's settings as ``kto run`` reads them from its environment."""
-    from topic_operator.k8s.settings import environment_variables
+    from topic_operator.k8s.process.settings import environment_variables
 
     environ: dict[str, str] = {}
     for name, variable in environment_variables().items():
@@ -854,7 +854,7 @@ def _environment(settings: Any) -> dict[str, str]:
 
 def _overrides(given: list[str]) -> dict[str, Any]:
     """``--setting name=value`` pairs as operator settings, parsed as ``kto run`` parses its environment."""
-    from topic_operator.k8s.settings import environment_variables, settings_from_env
+    from topic_operator.k8s.process.settings import environment_variables, settings_from_env
 
     variables = environment_variables()
     environ: dict[str, str] = {}

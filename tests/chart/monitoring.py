@@ -1,7 +1,7 @@
 """What the alerts and the dashboard may name, and what they do name.
 
 ``exported_series`` reads the operator's own ``Metrics`` (on a fresh registry), never a list written again by
-hand: a metric renamed in ``k8s/metrics.py`` without its alert fails the tests. ``metric_names`` parses PromQL
+hand: a metric renamed in ``k8s/process/metrics.py`` without its alert fails the tests. ``metric_names`` parses PromQL
 with promql-parser (a Rust port of Prometheus' parser) and lists the metrics its selectors name.
 """
 
@@ -13,7 +13,7 @@ from typing import Final
 import promql_parser
 from prometheus_client import CollectorRegistry
 
-from topic_operator.k8s.metrics import Metrics
+from topic_operator.k8s.process.metrics import Metrics
 
 _SERIES_SUFFIXES: Final = {"counter": ("_total",), "gauge": ("",), "histogram": ("_bucket", "_count", "_sum")}
 

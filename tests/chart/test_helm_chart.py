@@ -13,7 +13,7 @@ import yaml
 from validation import CHART, ROOT, crd_schema, documents, problems, render, rendered_documents
 
 from topic_operator.crd.cel_rules import CelRules
-from topic_operator.k8s.settings import environment_variables
+from topic_operator.k8s.process.settings import environment_variables
 from topic_operator.model import ReassignmentPolicy
 
 NON_DEFAULT: dict[str, Any] = {
@@ -137,7 +137,7 @@ def test_non_default_values_reach_the_objects() -> None:
 
 def test_the_settings_env_parse_from_the_rendered_deployment() -> None:
     """What the chart sets, the operator accepts: the rendered environment builds valid settings."""
-    from topic_operator.k8s.settings import settings_from_env
+    from topic_operator.k8s.process.settings import settings_from_env
 
     for values in (None, NON_DEFAULT):
         deployment = next(d for d in rendered_documents(values) if d["kind"] == "Deployment")
@@ -292,7 +292,7 @@ def test_the_webhook_when_enabled(webhook: dict[str, Any], watch: dict[str, Any]
 
 def test_the_webhook_env_is_what_the_operator_reads() -> None:
     """The chart's KTO_WEBHOOK_* are settings of the operator, and parse. Skipped until the operator has them."""
-    from topic_operator.k8s.settings import settings_from_env
+    from topic_operator.k8s.process.settings import settings_from_env
 
     known = set(environment_variables().values())
     if not known & set(WEBHOOK_ENV):

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from validation import ROOT, documents, problems, rendered_documents
 
-from topic_operator.k8s.settings import environment_variables
+from topic_operator.k8s.process.settings import environment_variables
 
 INSTALL = ROOT / "manifests" / "install"
 ALL_MANIFESTS = sorted((ROOT / "manifests").rglob("*.yaml"))

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import aiohttp
 import pytest
 
-from topic_operator.k8s.batching import Batcher
-from topic_operator.k8s.liveness import Liveness
-from topic_operator.k8s.serving import serve_health
+from topic_operator.k8s.kafkaclusters.batching import Batcher
+from topic_operator.k8s.process.liveness import Liveness
+from topic_operator.k8s.process.serving import serve_health
 
 
 @dataclass
@@ -60,7 +60,7 @@ def test_a_stuck_cluster_fails_liveness_while_the_others_carry_on(caplog: pytest
         # The other cluster's batches run while the stuck one holds its own thread.
         assert await asyncio.wait_for(other.batcher.submit("t2", "grow"), 5) == "done grow"
         await asyncio.sleep(0.4)
-        with caplog.at_level(logging.ERROR, logger="topic_operator.k8s.liveness"):
+        with caplog.at_level(logging.ERROR, logger="topic_operator.k8s.process.liveness"):
             alive, details = liveness.check([stuck, other])
             liveness.check([stuck, other])
         assert not alive

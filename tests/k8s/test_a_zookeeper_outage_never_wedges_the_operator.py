@@ -19,8 +19,8 @@ from kazoo.client import KazooClient
 
 from harness.outage import CHROOT, kafka_server
 from harness.zookeeper import connected
-from topic_operator.k8s.liveness import Liveness
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.process.liveness import Liveness
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.zookeeper.znodes import TopicZNode
 
 pytestmark = [pytest.mark.zookeeper, pytest.mark.slow, pytest.mark.timeout(180)]

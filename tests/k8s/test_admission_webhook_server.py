@@ -17,9 +17,9 @@ import kopf
 import pytest
 from cryptography import x509
 
-from topic_operator.k8s.admission import TenancyWebhookServer, webhook_server
 from topic_operator.k8s.handlers import build_kopf_settings, build_registry
-from topic_operator.k8s.settings import OperatorSettings, SettingsError, settings_from_env
+from topic_operator.k8s.kafkatopics.admission import TenancyWebhookServer, webhook_server
+from topic_operator.k8s.process.settings import OperatorSettings, SettingsError, settings_from_env
 
 pytestmark = pytest.mark.timeout(30)
 

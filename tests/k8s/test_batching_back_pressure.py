@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from topic_operator.k8s.batching import Batcher, BatcherClosedError, QueueFullError
+from topic_operator.k8s.kafkaclusters.batching import Batcher, BatcherClosedError, QueueFullError
 
 
 class Recorder:

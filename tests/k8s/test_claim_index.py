@@ -8,8 +8,8 @@ import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topic_operator.k8s.claim_index import ClaimIndex
-from topic_operator.k8s.ownership import TopicClaim
+from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
+from topic_operator.k8s.kafkatopics.ownership import TopicClaim
 
 OBJECTS = st.sampled_from([("team-a", "a"), ("team-a", "b"), ("team-b", "a"), ("team-b", "c")])
 TOPICS = st.sampled_from(["orders", "payments", "audit"])

@@ -13,8 +13,8 @@ from k8s_world import World, kafka_cluster
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
-from topic_operator.k8s.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.conditions import Reason
+from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.manifests.loader import load_objects
 from topic_operator.model import ReassignmentPolicy
 

@@ -13,7 +13,7 @@ from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.handlers import build_registry
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

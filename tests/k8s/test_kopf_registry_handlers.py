@@ -8,9 +8,9 @@ import asyncio
 import aiohttp
 
 from topic_operator.k8s.handlers import FINALIZER, build_kopf_settings, build_registry
-from topic_operator.k8s.metrics import Metrics
-from topic_operator.k8s.serving import serve
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.process.metrics import Metrics
+from topic_operator.k8s.process.serving import serve
+from topic_operator.k8s.process.settings import OperatorSettings
 
 
 def _handlers(registry, part: str) -> list[tuple[str, str | None, str | None]]:  # type: ignore[no-untyped-def]

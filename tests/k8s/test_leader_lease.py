@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topic_operator.k8s.leadership import (
+from topic_operator.k8s.process.leadership import (
     ACCESS_GRACE,
     LeaderElector,
     LeaseAccessError,

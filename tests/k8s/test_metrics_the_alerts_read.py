@@ -13,7 +13,7 @@ from kazoo.client import KazooClient
 
 from harness.states import cluster_spec, spec
 from harness.zookeeper import ZkChroot
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
 from topic_operator.zookeeper.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster

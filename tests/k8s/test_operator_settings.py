@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from topic_operator.k8s.command import register, settings_from_args
-from topic_operator.k8s.settings import (
+from topic_operator.k8s.process.command import register, settings_from_args
+from topic_operator.k8s.process.settings import (
     OperatorSettings,
     SettingsError,
     environment_variables,

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s import handlers
 from topic_operator.k8s.context import OperatorContext
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import itertools
 
-from topic_operator.k8s.ownership import claim_of, cluster_identity, competitors, declared_topics, owner_of
+from topic_operator.k8s.kafkatopics.ownership import (
+    claim_of,
+    cluster_identity,
+    competitors,
+    declared_topics,
+    owner_of,
+)
 
 
 def body(

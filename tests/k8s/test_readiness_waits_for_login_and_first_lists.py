@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Collection
 
 import pytest
 
-from topic_operator.k8s.readiness import Readiness
+from topic_operator.k8s.process.readiness import Readiness
 
 pytestmark = pytest.mark.timeout(30)
 

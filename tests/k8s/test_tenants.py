@@ -14,7 +14,7 @@ from k8s_world import World, kafka_cluster, kafka_topic, ready
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
-from topic_operator.k8s.admission import admission_refusal
+from topic_operator.k8s.kafkatopics.admission import admission_refusal
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from topic_operator.admin.client_settings import AdminSettings
-from topic_operator.k8s.cluster_config import (
+from topic_operator.k8s.conditions import Reason
+from topic_operator.k8s.kafkaclusters.cluster_config import (
     ClusterConfigError,
     cluster_config,
     reaches_brokers,
     secret_names,
 )
-from topic_operator.k8s.conditions import Reason
-from topic_operator.k8s.ownership import spec_identity
+from topic_operator.k8s.kafkatopics.ownership import spec_identity
 
 
 def _cluster(**spec: Any) -> dict[str, Any]:

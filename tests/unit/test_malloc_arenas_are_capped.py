@@ -14,7 +14,7 @@ import pytest
 CHILD = textwrap.dedent(
     """
     import ctypes, ctypes.util, sys, tempfile, threading
-    from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
+    from topic_operator.k8s.process.malloc_arenas import limit_malloc_arenas
 
     capped = limit_malloc_arenas() if sys.argv[1] == "cap" else False
     start = threading.Barrier(8)
@@ -62,7 +62,7 @@ def test_eight_allocating_threads_share_two_arenas_once_capped() -> None:
 
 
 def test_an_explicit_environment_setting_wins(monkeypatch: pytest.MonkeyPatch) -> None:
-    from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
+    from topic_operator.k8s.process.malloc_arenas import limit_malloc_arenas
 
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert limit_malloc_arenas() is False

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from topic_operator.k8s.kube_api import SessionEvents, event_body
+from topic_operator.k8s.process.kube_api import SessionEvents, event_body
 
 TOPIC = {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaTopic",
          "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"}}  # fmt: skip

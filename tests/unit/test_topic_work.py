@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from topic_operator.k8s.kafkatopics.topic_work import TopicWork
+from topic_operator.k8s.kafkatopics.topics import PAUSED_ANNOTATION, EventSpec, Verdict, is_paused
 from topic_operator.k8s.status import same_status
-from topic_operator.k8s.topic_work import TopicWork
-from topic_operator.k8s.topics import PAUSED_ANNOTATION, EventSpec, Verdict, is_paused
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -324,7 +324,7 @@ def test_the_drift_round_leaves_a_kafkatopic_with_pending_work_to_topic_work() -
     batch's result and each post its Event, one creation said twice."""
     from types import SimpleNamespace
 
-    from topic_operator.k8s.topics import _left_to_topic_work
+    from topic_operator.k8s.kafkatopics.topics import _left_to_topic_work
 
     recorder = Recorder()
     recorder.answer["orders"] = ("ClusterUnavailable", True)

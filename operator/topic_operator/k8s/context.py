@@ -14,13 +14,13 @@ from typing import Any, Protocol
 from kazoo.client import KazooClient
 
 from topic_operator.grants import Tenancy, read_tenancy
-from topic_operator.k8s.claim_index import ClaimIndex
-from topic_operator.k8s.kube_api import EventSink, KubernetesApi, patch_status_over
-from topic_operator.k8s.lru import Lru
-from topic_operator.k8s.metrics import Metrics
-from topic_operator.k8s.readiness import Readiness
-from topic_operator.k8s.registry import ClusterKey, ClusterRegistry
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.kafkaclusters.registry import ClusterKey, ClusterRegistry
+from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
+from topic_operator.k8s.process.kube_api import EventSink, KubernetesApi, patch_status_over
+from topic_operator.k8s.process.lru import Lru
+from topic_operator.k8s.process.metrics import Metrics
+from topic_operator.k8s.process.readiness import Readiness
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.manifests.limits import ManifestLimits
 from topic_operator.model import TopicSpec
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client

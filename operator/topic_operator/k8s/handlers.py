@@ -34,20 +34,31 @@ from typing import Any, Final, cast
 import kopf
 
 from topic_operator.grants import cluster_reference
-from topic_operator.k8s.admission import CONFIGURATION, validate_kafkatopic, webhook_server
 from topic_operator.k8s.bodies import mapping, shaped
-from topic_operator.k8s.claim_index import ClaimIndex
-from topic_operator.k8s.clusters import CLUSTER_FAILURES, failed_verdict, forget_cluster, reconcile_cluster
 from topic_operator.k8s.context import OperatorContext
-from topic_operator.k8s.login import register_logins
-from topic_operator.k8s.ownership import ClusterKey, claim_of, declared_topics, spec_identity
-from topic_operator.k8s.persistence import STATUS_FIELD, configure_persistence
-from topic_operator.k8s.registry import ClusterHandle
-from topic_operator.k8s.sessions import keep_session
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.kafkaclusters.clusters import (
+    CLUSTER_FAILURES,
+    failed_verdict,
+    forget_cluster,
+    reconcile_cluster,
+)
+from topic_operator.k8s.kafkaclusters.registry import ClusterHandle
+from topic_operator.k8s.kafkaclusters.sessions import keep_session
+from topic_operator.k8s.kafkatopics.admission import CONFIGURATION, validate_kafkatopic, webhook_server
+from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
+from topic_operator.k8s.kafkatopics.ownership import ClusterKey, claim_of, declared_topics, spec_identity
+from topic_operator.k8s.kafkatopics.topic_work import TopicWork
+from topic_operator.k8s.kafkatopics.topics import (
+    Verdict,
+    check_drift,
+    delete_topic,
+    is_paused,
+    reconcile_topic,
+)
+from topic_operator.k8s.process.login import register_logins
+from topic_operator.k8s.process.persistence import STATUS_FIELD, configure_persistence
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
-from topic_operator.k8s.topic_work import TopicWork
-from topic_operator.k8s.topics import Verdict, check_drift, delete_topic, is_paused, reconcile_topic
 from topic_operator.tenancy import tenant_usage
 
 __all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]

@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from topic_operator.k8s.bodies import mapping
-from topic_operator.k8s.kube_api import status_code
-from topic_operator.k8s.topics import Verdict, describes_current_spec, settled_at_resume
+from topic_operator.k8s.kafkatopics.topics import Verdict, describes_current_spec, settled_at_resume
+from topic_operator.k8s.process.kube_api import status_code
 
 __all__ = ["TopicWork"]
 

@@ -42,13 +42,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from topic_operator.k8s.cluster_config import reaches_brokers
-from topic_operator.k8s.clusters import CLUSTER_FAILURES, writer_moved
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
-from topic_operator.k8s.registry import ClusterHandle
+from topic_operator.k8s.kafkaclusters.cluster_config import reaches_brokers
+from topic_operator.k8s.kafkaclusters.clusters import CLUSTER_FAILURES, writer_moved
+from topic_operator.k8s.kafkaclusters.registry import ClusterHandle
+from topic_operator.k8s.kafkatopics.topics import Verdict
 from topic_operator.k8s.status import cluster_status, same_status
-from topic_operator.k8s.topics import Verdict
 
 __all__ = ["CHECK_INTERVAL", "Backoff", "Stopped", "keep_session"]
 

@@ -198,7 +198,7 @@ async def request_over(
 
 def _lease_error(error: Exception, verb: str, namespace: str, name: str) -> Exception:
     """401/403 as ``LeaseAccessError`` (it will not pass by waiting), anything else as it came."""
-    from topic_operator.k8s.leadership import LeaseAccessError
+    from topic_operator.k8s.process.leadership import LeaseAccessError
 
     code = status_code(error)
     if code in (401, 403):
@@ -306,7 +306,7 @@ class LightkubeApi:
     ) -> None:
         from lightkube.resources.coordination_v1 import Lease
 
-        from topic_operator.k8s.leadership import LeaseConflictError
+        from topic_operator.k8s.process.leadership import LeaseConflictError
 
         metadata = {"name": name, "namespace": namespace}
         if resource_version is not None:

@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Final
 
-from topic_operator.k8s.settings import (
+from topic_operator.k8s.process.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
     OperatorSettings,
@@ -215,11 +215,16 @@ async def operate(
 
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import REPORTING_COMPONENT, build_kopf_settings, build_registry
-    from topic_operator.k8s.kube_api import KopfEvents, LightkubeApi, SessionEvents
-    from topic_operator.k8s.leadership import LeaderElector, LeaseAccessError, LeaseKeeper, LeaseTimings
-    from topic_operator.k8s.liveness import Liveness
-    from topic_operator.k8s.malloc_arenas import limit_malloc_arenas
-    from topic_operator.k8s.serving import serve, serve_health
+    from topic_operator.k8s.process.kube_api import KopfEvents, LightkubeApi, SessionEvents
+    from topic_operator.k8s.process.leadership import (
+        LeaderElector,
+        LeaseAccessError,
+        LeaseKeeper,
+        LeaseTimings,
+    )
+    from topic_operator.k8s.process.liveness import Liveness
+    from topic_operator.k8s.process.malloc_arenas import limit_malloc_arenas
+    from topic_operator.k8s.process.serving import serve, serve_health
     from topic_operator.manifests.limits import LimitSettingError, limits_from_environment
 
     limit_malloc_arenas()  # before the operator's threads start (see the module)

@@ -25,18 +25,18 @@ from kazoo.client import KazooClient
 
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.cluster_store import ClusterUnavailableError
-from topic_operator.k8s.batching import Batcher
-from topic_operator.k8s.cluster_config import ClusterConfig
-from topic_operator.k8s.cluster_links import (
+from topic_operator.k8s.kafkaclusters.batching import Batcher
+from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfig
+from topic_operator.k8s.kafkaclusters.cluster_links import (
     AdminLink,
     ClusterLink,
     MigratingLink,
     ZooKeeperLink,
     open_admin_link,
 )
-from topic_operator.k8s.metrics import Metrics
-from topic_operator.k8s.ownership import spec_identity
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.kafkatopics.ownership import spec_identity
+from topic_operator.k8s.process.metrics import Metrics
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan

@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from topic_operator.k8s.metrics import Metrics
+from topic_operator.k8s.process.metrics import Metrics
 
 __all__ = ["build_app", "build_health_app", "serve", "serve_health"]
 

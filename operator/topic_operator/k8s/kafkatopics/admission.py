@@ -29,7 +29,7 @@ from cryptography.x509.oid import NameOID
 from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.context import OperatorContext
-from topic_operator.k8s.settings import OperatorSettings
+from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.tenancy import (
     Declared,
     Tenant,

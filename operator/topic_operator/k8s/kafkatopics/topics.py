@@ -23,13 +23,14 @@ from kazoo.exceptions import KazooException
 from topic_operator.admin.errors import AdminClientError
 from topic_operator.cluster_store import ClusterMismatchError, ClusterUnavailableError
 from topic_operator.grants import cluster_reference
-from topic_operator.k8s.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.bodies import mapping
-from topic_operator.k8s.census import topic_census
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
-from topic_operator.k8s.deletion import release_overdue
-from topic_operator.k8s.ownership import (
+from topic_operator.k8s.kafkaclusters.batching import BatcherClosedError, QueueFullError
+from topic_operator.k8s.kafkaclusters.registry import ClusterHandle, TopicReport, TopicRequest
+from topic_operator.k8s.kafkatopics.census import topic_census
+from topic_operator.k8s.kafkatopics.deletion import release_overdue
+from topic_operator.k8s.kafkatopics.ownership import (
     ClaimsByTopic,
     ClusterKey,
     TopicClaim,
@@ -37,7 +38,6 @@ from topic_operator.k8s.ownership import (
     creation_time,
     owner_of,
 )
-from topic_operator.k8s.registry import ClusterHandle, TopicReport, TopicRequest
 from topic_operator.k8s.status import (
     adopted_ready,
     drift_rows,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 
-from topic_operator.k8s.ownership import ClusterKey, TopicClaim
+from topic_operator.k8s.kafkatopics.ownership import ClusterKey, TopicClaim
 
 __all__ = ["ClaimIndex"]
 
