@@ -2,8 +2,9 @@
 and the KafkaCluster drift timer.
 
 A reconcile is a fixed sequence of refusals before any work, then one trip through the engine:
-paused? -> valid (CRD schema and Kafka rules, via the manifest loader)? -> owner of the topic? -> cluster
-connected? -> the cluster's batch (plan + apply) -> status and Events from the engine's result. The outcome is a
+paused? -> valid (CRD schema and Kafka rules, via the manifest loader)? -> its KafkaCluster known, and granting
+this namespace and name (``tenancy``)? -> owner of the topic? -> cluster connected? -> the cluster's batch (plan,
+judged against the grant's limits and quota, + apply) -> status and Events from the engine's result. The outcome is a
 ``Verdict``: the status to write, the Events to post, and whether to retry later. Nothing here imports kopf:
 ``TopicWork`` and the drift timer turn a Verdict into a status patch, Events and a retry.
 """
@@ -107,7 +108,8 @@ class Verdict:
     status: dict[str, Any]
     """Merge-patched into the KafkaTopic's status (empty: leave it as it is)."""
     result: str
-    """The metrics label: an engine outcome, or paused / invalid / conflict / cluster_unavailable / deferred."""
+    """The metrics label: an engine outcome, or paused / invalid / cluster_not_found / forbidden / conflict /
+    cluster_unavailable / deferred."""
     events: tuple[EventSpec, ...] = ()
     retry: str | None = None
     """Why the reconcile should run again later (None: done)."""

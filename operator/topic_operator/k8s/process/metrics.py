@@ -23,8 +23,8 @@ class Metrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.reconciles = Counter(
             "kto_topic_reconciles_total",
-            "KafkaTopic reconciles by result (applied, unchanged, planned, rejected, conflict, paused, invalid, "
-            "cluster_unavailable, deleted, retained).",
+            "KafkaTopic reconciles by result (applied, unchanged, planned, rejected, conflict, paused, invalid, forbidden, "
+            "cluster_not_found, cluster_unavailable, deleted, retained).",
             ["cluster", "result"],
             registry=self.registry,
         )
