@@ -150,39 +150,37 @@ def limit_violation(
         return fields is None or name in fields
 
     limits = grant.limits
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []  # (field, what is wrong with it)
     for name, value in (("partitions", declared.partitions), ("replicas", declared.replicas)):
         if value is not None and judged(name):
-            problems += _bounds(name, value, limits.minimum, limits.maximum, grant)
+            problems += [(name, p) for p in _bounds(name, value, limits.minimum, limits.maximum, grant)]
     for key, text in sorted(declared.config.items()):
-        if not judged(f"config.{key}"):
+        field = f"config.{key}"
+        if not judged(field):
             continue
         if limits.allowed_configs is not None and key not in limits.allowed_configs:
             allowed = ", ".join(sorted(limits.allowed_configs)) or "none"
-            problems.append(
-                f"config {key} is not among the configs allowed ({allowed}: {grant.path}.limits.allowedConfigs)"
-            )
+            why = f"config {key} is not among the configs allowed ({allowed}: {grant.path}.limits.allowedConfigs)"
+            problems.append((field, why))
             continue
         if key in limits.minimum or key in limits.maximum:
             try:
                 number = int(text)
             except ValueError:
                 continue  # not a number: Kafka's own rules refuse it, or the key is not numeric
-            problems += _bounds(f"config {key}", number, limits.minimum, limits.maximum, grant, key=key)
+            bounds = _bounds(f"config {key}", number, limits.minimum, limits.maximum, grant, key=key)
+            problems += [(field, p) for p in bounds]
     if declared.deletes and judged("deletionPolicy") and not grant.allow_delete:
-        problems.append(f"deletionPolicy Delete is not allowed ({grant.path}.allowDelete is false)")
+        problems.append(
+            ("deletionPolicy", f"deletionPolicy Delete is not allowed ({grant.path}.allowDelete is false)")
+        )
     if not problems:
         return None
     return TenantPolicyViolationError(
         f"Topic {topic} breaks the limits KafkaCluster {cluster} sets for its namespace: "
-        + "; ".join(problems),
-        field=_field_of(problems[0]),
+        + "; ".join(why for _, why in problems),
+        field=problems[0][0],
     )
-
-
-def _field_of(problem: str) -> str:
-    first = problem.split(" ", 2)
-    return f"config.{first[1]}" if first[0] == "config" else first[0]
 
 
 def _bounds(
