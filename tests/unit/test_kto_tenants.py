@@ -148,8 +148,9 @@ def test_the_topic_over_the_quota_is_the_one_error_naming_the_quota(
     code, errors, _ = validate(capsys, manifests)
     assert code == 1
     assert errors == [
-        f"{manifests / '30-third.yaml'}#1 KafkaTopic payments/third: spec.topicName: the documents declare 3 topics "
-        "for namespace payments on KafkaCluster kafka/main, over its quota of 2 (spec.tenants[0].quota.topics)"
+        f"{manifests / '30-third.yaml'}#1 KafkaTopic payments/third: spec.topicName: Topic payments.third would "
+        "take namespace payments to 3 topics on KafkaCluster kafka/main, over its quota of 2 "
+        "(spec.tenants[0].quota.topics), counted over the documents"
     ]
 
 

@@ -64,7 +64,7 @@ from topic_operator.manifests.topicctl import (
 )
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
-from topic_operator.tenancy import Declared, Tenant, Usage, forbidden, limit_violation
+from topic_operator.tenancy import Declared, Tenant, Usage, forbidden, limit_violation, over_quota
 
 __all__ = [
     "MISSING",
@@ -964,22 +964,12 @@ def _check_tenancy(
                 topic.document.error(field_path, _spec_value(topic.fields, violation.field), str(violation))
                 continue
             after = used.get(key, Usage()) + Usage(1, topic.spec.partitions)
-            quota = grant.quota
-            for what, value, limit in (
-                ("topics", after.topics, quota.topics),
-                ("partitions", after.partitions, quota.partitions),
-            ):
-                if limit is not None and value > limit:
-                    rule = (
-                        f"the documents declare {value} {what} for namespace {namespace} on KafkaCluster {label}, "
-                        f"over its quota of {limit} ({grant.path}.quota.{what})"
-                    )
-                    topic.document.error(
-                        "spec.partitions" if what == "partitions" else topic.name_path, MISSING, rule
-                    )
-                    break
-            else:
+            over = over_quota(topic.spec.name, Tenant(namespace, label, grant), after)
+            if over is None:
                 used[key] = after
+            else:
+                path = "spec.partitions" if over.field == "partitions" else topic.name_path
+                topic.document.error(path, MISSING, f"{over}, counted over the documents")
             if not topic.document.usable:
                 continue
         declared.setdefault(key, set()).add(topic.spec.name)
