@@ -335,6 +335,14 @@ def test_admission_refuses_what_the_operator_would_with_the_same_words(
     assert "retention.ms -1 (unlimited) is above the most allowed" in str(
         refusal({**old, "spec": {**old["spec"], "config": {"retention.ms": -1}}}, old)
     )
+    # an update that leaves the spec alone (labels, kopf's finalizer) is never judged, even where the namespace is
+    # no longer granted: refused, it would keep a KafkaTopic from being deleted
+    stranger = kafka_topic("gone", cluster="kafka/main", namespace="other")
+    relabelled = {**stranger, "metadata": {**stranger["metadata"], "finalizers": ["kto.dev/finalizer"]}}
+    assert refusal(relabelled) is not None
+    assert refusal(relabelled, stranger) is None
+    deleting = {**stranger, "metadata": {**stranger["metadata"], "deletionTimestamp": "2025-01-01T00:00:00Z"}}
+    assert refusal({**deleting, "spec": {**stranger["spec"], "partitions": 9}}, stranger) is None
     # the cluster's own namespace, and a cluster not known, are never judged
     assert refusal(kafka_topic("own", cluster="main", namespace=PLATFORM, partitions=100)) is None
     assert refusal(kafka_topic("y", cluster="elsewhere/main", namespace="payments")) is None

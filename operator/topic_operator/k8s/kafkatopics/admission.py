@@ -54,6 +54,8 @@ def admission_refusal(
 ) -> str | None:
     """Why the KafkaTopic ``body`` (an update of ``old``; None: a creation) of ``namespace`` is refused, or None."""
     spec, metadata = mapping(body.get("spec")), mapping(body.get("metadata"))
+    if old is not None and (mapping(old.get("spec")) == spec or metadata.get("deletionTimestamp")):
+        return None  # labels, annotations, finalizers (kopf's own, on deletion): nothing the grants judge
     cluster, name = spec.get("cluster"), metadata.get("name")
     topic = spec.get("topicName", name)
     if not isinstance(cluster, str) or not isinstance(topic, str) or not cluster:
