@@ -157,11 +157,6 @@ class Tenancy:
             return Grant(-1, frozenset({namespace}), allow_delete=True)
         return next((g for g in self.grants if g.matches(namespace, labels)), None)
 
-    @property
-    def needs_labels(self) -> bool:
-        """Whether any grant selects namespaces by their labels."""
-        return any(g.selector is not None for g in self.grants)
-
 
 class _UnreadableGrantError(Exception):
     """A grant's field that cannot be used: the message names the field, the value and the rule."""

@@ -90,7 +90,6 @@ def test_a_good_spec_tenants_reads_into_the_grants_it_says_in_order() -> None:
             quota=Quota(topics=20),
         ),
     )
-    assert tenancy.needs_labels
 
 
 def test_no_tenants_grant_only_the_home_namespace() -> None:
@@ -99,7 +98,6 @@ def test_no_tenants_grant_only_the_home_namespace() -> None:
         tenancy = read_tenancy(HOME, tenants)
         assert (tenancy.grants, tenancy.problems) == ((), ())
         assert tenancy.grant_for("payments", {"kto.dev/tenant": "analytics"}) is None
-        assert not tenancy.needs_labels
 
 
 def test_a_grant_with_only_names_needs_no_labels_and_limits_nothing_it_does_not_say() -> None:
