@@ -110,7 +110,6 @@ def test_a_grant_with_only_names_needs_no_labels_and_limits_nothing_it_does_not_
     assert not grant.allow_delete
     assert not grant.unlimited
     assert grant.path == "spec.tenants[0]"
-    assert not read_tenancy(HOME, [{"namespaces": ["payments"]}]).needs_labels
 
 
 def test_topic_prefixes_are_prefixes_not_patterns() -> None:
