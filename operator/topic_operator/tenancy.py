@@ -37,6 +37,7 @@ __all__ = [
     "Usage",
     "changed_fields",
     "forbidden",
+    "grant_admitting",
     "judge_plan",
     "limit_violation",
     "over_quota",
@@ -121,6 +122,19 @@ def forbidden(
 ) -> TopicAuthorizationError | None:
     """Why namespace ``namespace`` (labels ``labels``; None: unknown) may not declare ``topic`` on the KafkaCluster
     ``cluster`` (``namespace/name``) whose grants are ``tenancy``; None when it may."""
+    admitted = grant_admitting(topic, namespace, labels, tenancy, cluster)
+    return admitted if isinstance(admitted, TopicAuthorizationError) else None
+
+
+def grant_admitting(
+    topic: str,
+    namespace: str,
+    labels: Mapping[str, str] | None,
+    tenancy: Tenancy,
+    cluster: str,
+) -> Grant | TopicAuthorizationError:
+    """The grant under which ``namespace`` declares ``topic`` (its limits and quota then apply), or why it may not
+    (``forbidden``'s refusal)."""
     grant = tenancy.grant_for(namespace, labels)
     refused = f"Not authorized to access topics: [{topic}]"
     if grant is None:
@@ -135,7 +149,7 @@ def forbidden(
             f"{', '.join(grant.topic_prefixes)} only (KafkaCluster {cluster}, {grant.path}.topicPrefixes)",
             field="topicName",
         )
-    return None
+    return grant
 
 
 def limit_violation(

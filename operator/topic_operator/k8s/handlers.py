@@ -59,6 +59,7 @@ from topic_operator.k8s.process.login import register_logins
 from topic_operator.k8s.process.persistence import STATUS_FIELD, configure_persistence
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
+from topic_operator.model import ClusterState
 from topic_operator.tenancy import tenant_usage
 
 __all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]
@@ -363,8 +364,10 @@ async def _cluster_round(
     if verdict.retry is None and handle is not None:
         bodies = [claim.body for claim in claims.claims() if claim.cluster_key == key]
         try:
-            await check_drift(ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities))
-            tenants = await _tenant_report(ctx, handle, body)
+            _, state = await check_drift(
+                ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities)
+            )
+            tenants = _tenant_report(ctx, handle, body, state)
         except CLUSTER_FAILURES as error:  # gone between describing the cluster and checking its topics
             return failed_verdict(ctx, body, error)
         if tenants:
@@ -372,20 +375,19 @@ async def _cluster_round(
     return verdict
 
 
-async def _tenant_report(
-    ctx: OperatorContext, handle: ClusterHandle, body: Mapping[str, Any]
+def _tenant_report(
+    ctx: OperatorContext, handle: ClusterHandle, body: Mapping[str, Any], state: ClusterState
 ) -> dict[str, Any]:
     """``status.tenants`` (each other namespace's usage in Kafka against its quota) and ``status.tenantErrors``
-    (the grants that could not be read, each granting nothing), with the tenant metrics; for a KafkaCluster that
-    grants nothing and is named by no other namespace, nothing (and what an earlier version reported is
-    cleared)."""
+    (the grants that could not be read, each granting nothing), with the tenant metrics, from the ``state`` the
+    drift check read; for a KafkaCluster that grants nothing and is named by no other namespace, nothing (and
+    what an earlier version reported is cleared)."""
     tenancy = ctx.tenancy_of(handle.key)
     declared = ctx.claims.tenants_of(handle.key)
     if tenancy is None or not (tenancy.grants or tenancy.problems or declared):
         ctx.metrics.record_tenants(handle.label, [])
         previous = mapping(body.get("status"))
         return {field: None for field in ("tenants", "tenantErrors") if field in previous}
-    state = await handle.run(handle.state)
     rows = tenant_usage(tenancy, declared, ctx.labels_of, state)
     ctx.metrics.record_tenants(handle.label, rows)
     return {"tenants": [row.to_status() for row in rows], "tenantErrors": list(tenancy.problems)}

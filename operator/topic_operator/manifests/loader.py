@@ -34,7 +34,7 @@ from topic_operator.crd.cel_equivalents import FastCelRules
 from topic_operator.grants import Tenancy, read_tenancy
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.broker_settings import BrokerSettings, broker_setting_problem
-from topic_operator.kafka.errors import KafkaError
+from topic_operator.kafka.errors import KafkaError, TopicAuthorizationError
 from topic_operator.kafka.java_lang import LONG_MAX
 from topic_operator.kafka.releases import (
     ALL_KAFKA_VERSIONS,
@@ -64,7 +64,7 @@ from topic_operator.manifests.topicctl import (
 )
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
-from topic_operator.tenancy import Declared, Tenant, Usage, forbidden, limit_violation, over_quota
+from topic_operator.tenancy import Declared, Tenant, Usage, grant_admitting, limit_violation, over_quota
 
 __all__ = [
     "MISSING",
@@ -945,17 +945,15 @@ def _check_tenancy(
         if tenancy is None or namespace == tenancy.home or not tenancy.home:
             continue
         label = f"{tenancy.home}/{cluster.spec.name}"
-        refusal = forbidden(topic.spec.name, namespace, labels.get(namespace), tenancy, label)
-        if refusal is not None:
-            path = topic.name_path if refusal.field == "topicName" else "spec.cluster"
+        grant = grant_admitting(topic.spec.name, namespace, labels.get(namespace), tenancy, label)
+        if isinstance(grant, TopicAuthorizationError):
+            path = topic.name_path if grant.field == "topicName" else "spec.cluster"
             topic.document.error(
                 path,
                 topic.spec.name if path == topic.name_path else topic.fields.get("cluster"),
-                str(refusal),
+                str(grant),
             )
             continue
-        grant = tenancy.grant_for(namespace, labels.get(namespace))
-        assert grant is not None  # not forbidden
         key = (cluster.spec.name, namespace)
         if rules is TenantRules.ALL:
             violation = limit_violation(topic.spec.name, Declared.of_spec(topic.spec), grant, label)

@@ -30,12 +30,13 @@ from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.process.settings import OperatorSettings
+from topic_operator.kafka.errors import TopicAuthorizationError
 from topic_operator.tenancy import (
     Declared,
     Tenant,
     Usage,
     changed_fields,
-    forbidden,
+    grant_admitting,
     limit_violation,
     over_quota,
 )
@@ -66,12 +67,9 @@ def admission_refusal(
         return None
     label = "/".join(key)
     labels = ctx.labels_of(namespace)
-    refusal = forbidden(topic, namespace, labels, tenancy, label)
-    if refusal is not None:
-        return str(refusal)
-    grant = tenancy.grant_for(namespace, labels)
-    if grant is None:  # pragma: no cover - forbidden() said it is granted
-        return None
+    grant = grant_admitting(topic, namespace, labels, tenancy, label)
+    if isinstance(grant, TopicAuthorizationError):
+        return str(grant)
     declared = Declared.of_body(spec)
     fields = None if old is None else changed_fields(mapping(old.get("spec")), spec)
     violation = limit_violation(topic, declared, grant, label, fields)

@@ -51,7 +51,7 @@ from topic_operator.k8s.status import (
 )
 from topic_operator.kafka.errors import TopicAuthorizationError
 from topic_operator.manifests.loader import load_objects
-from topic_operator.model import ApplyMode, TopicSpec, TopicState
+from topic_operator.model import ApplyMode, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
 from topic_operator.tenancy import Tenant, forbidden
@@ -289,6 +289,12 @@ def _refusal(ctx: OperatorContext, claim: TopicClaim) -> TopicAuthorizationError
     return forbidden(claim.topic, claim.namespace, ctx.labels_of(claim.namespace), tenancy, "/".join(key))
 
 
+def _refusal_of(ctx: OperatorContext, body: Mapping[str, Any]) -> TopicAuthorizationError | None:
+    """``_refusal`` of the claim a KafkaTopic body makes (None: it makes none, and is invalid anyway)."""
+    claim = claim_of(body)
+    return _refusal(ctx, claim) if claim is not None else None
+
+
 def _tenant(ctx: OperatorContext, namespace: str, key: ClusterKey) -> Tenant | None:
     """The KafkaTopic's namespace as a tenant of KafkaCluster ``key`` of another namespace, with the topics its
     usage counts (None: the cluster's own namespace, never limited)."""
@@ -366,8 +372,7 @@ def _refused_before_reading(
         where = f"namespace {key[0]}" + ("" if key[0] == namespace else f" (spec.cluster: {cluster})")
         message = f"No KafkaCluster {key[1]} in {where}; topic {topic} waits for it, nothing is written"
         return _simple(body, now, Reason.CLUSTER_NOT_FOUND, message, result="cluster_not_found")
-    claim = claim_of(body)
-    refusal = _refusal(ctx, claim) if claim is not None else None
+    refusal = _refusal_of(ctx, body)
     if refusal is not None:
         return _simple(body, now, Reason.FORBIDDEN, f"{refusal}; nothing is written", result="forbidden")
     return None
@@ -392,8 +397,7 @@ async def delete_topic(
     if spec is None:
         return kept("the KafkaTopic is invalid: " + "; ".join(errors), "Warning")
     key = cluster_reference(namespace, cluster)
-    claim = claim_of(body)
-    refusal = _refusal(ctx, claim) if claim is not None else None
+    refusal = _refusal_of(ctx, body)
     if refusal is not None:
         return kept(str(refusal), "Warning")
     owner = _owner_or_none(ctx, body, claims, identity_of)
@@ -512,11 +516,12 @@ async def check_drift(
     *,
     claims: ClaimsByTopic,
     identity_of: IdentityOf,
-) -> int:
+) -> tuple[int, ClusterState]:
     """The drift timer's work for one cluster: plan every owned, unpaused KafkaTopic of it against the watched
     view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
     decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
-    whose owner went away). Returns how many topics drifted.
+    whose owner went away). Returns how many topics drifted, and the cluster as the check read it (the round
+    reports the tenants' usage from it: through the brokers, a read is the whole cluster).
 
     Each check that completes is one observation of ``kto_drift_check_duration_seconds``; one that fails counts
     nothing, so a rate of 0 warns that a cluster's checks stopped completing. A completed check also counts the
@@ -587,7 +592,7 @@ async def check_drift(
     census = topic_census(written.get(id(body), body.get("status")) for body in bodies)
     ctx.metrics.record_census(handle.label, census)
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
-    return drifted
+    return drifted, state
 
 
 def _left_to_topic_work(ctx: OperatorContext, body: Mapping[str, Any]) -> bool:
