@@ -41,6 +41,7 @@ __all__ = [
     "judge_plan",
     "limit_violation",
     "over_quota",
+    "plan_judge",
     "tenant_usage",
     "usage_of",
 ]
@@ -332,6 +333,17 @@ def judge_plan(
         else:
             usage[tenant.namespace] = used + added
     return refusals
+
+
+def plan_judge(
+    tenants: Mapping[str, Tenant], specs: Iterable[TopicSpec]
+) -> Callable[[Plan, ClusterState], dict[str, KafkaError]] | None:
+    """``judge_plan`` over ``tenants`` and ``specs``, as the ``Reconciler``'s judge of a plan and the state it was
+    made against (None: no topic of another namespace, nothing to judge)."""
+    if not tenants:
+        return None
+    by_name = {spec.name: spec for spec in specs}
+    return lambda plan, state: judge_plan(plan, state, tenants, by_name)
 
 
 def _added(actions: Iterable[object]) -> Usage:

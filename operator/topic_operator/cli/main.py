@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +30,6 @@ from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 
 if TYPE_CHECKING:
     from topic_operator.reconcile import Judge
-    from topic_operator.tenancy import Tenant
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -161,6 +160,7 @@ def _declared(
     """
     from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KRAFT_ONLY_VERSIONS, format_version
     from topic_operator.manifests.loader import TenantRules, load_manifests
+    from topic_operator.tenancy import plan_judge
 
     fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
     manifests = load_manifests(args.files, kafka_version=fallback, tenant_rules=TenantRules.NAMES)
@@ -202,18 +202,7 @@ def _declared(
         )
     reached = replace(cluster, zookeeper_connect=connect, bootstrap_servers=brokers)
     topics = list(manifests.topics_of(name))
-    return reached, topics, errors, _tenancy_judge(manifests.tenants_of(name), topics)
-
-
-def _tenancy_judge(tenants: Mapping[str, Tenant], topics: Sequence[TopicSpec]) -> Judge | None:
-    """The grants' verdict on a plan, as the operator gives it: limits on what a change changes, quotas counted
-    in Kafka over the topics each namespace's documents declare."""
-    from topic_operator.tenancy import judge_plan
-
-    if not tenants:
-        return None
-    specs = {spec.name: spec for spec in topics}
-    return lambda plan, state: judge_plan(plan, state, tenants, specs)
+    return reached, topics, errors, plan_judge(manifests.tenants_of(name), topics)
 
 
 def _both(cluster: ClusterSpec) -> bool:

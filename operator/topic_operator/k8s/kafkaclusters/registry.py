@@ -41,7 +41,7 @@ from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan
 from topic_operator.reconcile import Judge, Reconciler, TopicOutcome, TopicResult
-from topic_operator.tenancy import Tenant, judge_plan
+from topic_operator.tenancy import Tenant, plan_judge
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]
@@ -91,10 +91,7 @@ def _judge(items: Sequence[tuple[TopicKey, TopicRequest]]) -> Judge | None:
     """The grants' verdict on a batch's plan, for its KafkaTopics of other namespaces, in the order they came:
     one batch runs at a time per cluster, so each judges usage with every earlier write in Kafka."""
     tenants = {request.spec.name: request.tenant for _, request in items if request.tenant is not None}
-    if not tenants:
-        return None
-    specs = {request.spec.name: request.spec for _, request in items}
-    return lambda plan, state: judge_plan(plan, state, tenants, specs)
+    return plan_judge(tenants, (request.spec for _, request in items))
 
 
 class ClusterHandle:
