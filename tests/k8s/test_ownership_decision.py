@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import itertools
 
+from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
 from topic_operator.k8s.kafkatopics.ownership import (
     claim_of,
     cluster_identity,
     competitors,
-    declared_topics,
     owner_of,
 )
 
@@ -109,4 +109,9 @@ def test_a_body_without_cluster_makes_no_claim_and_declared_topics_follow_identi
         claim_of(body("b", "t2", "", "u2")),
         claim_of(body("c", "t3", "", "u3")),
     ]
-    assert declared_topics(claims, IDENTITIES.get, "zk:2181/kafka") == {"t1", "t2"}
+    index = ClaimIndex()
+    for claim in claims:
+        assert claim is not None
+        index.put(claim)
+    same_kafka = [key for key in index.clusters() if IDENTITIES.get(key) == "zk:2181/kafka"]
+    assert index.topics_of(same_kafka) == {"t1", "t2"}

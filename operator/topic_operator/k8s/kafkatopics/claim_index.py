@@ -12,7 +12,7 @@ Pure: plain claims in, plain claims out; nothing here talks to an API.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from topic_operator.k8s.kafkatopics.ownership import ClusterKey, TopicClaim
 
@@ -31,6 +31,7 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         self._by_topic: dict[str, dict[ObjectKey, TopicClaim]] = {}
         self._by_object: dict[ObjectKey, TopicClaim] = {}
         self._by_tenant: dict[TenantKey, dict[ObjectKey, str]] = {}
+        self._by_cluster: dict[ClusterKey, dict[ObjectKey, TopicClaim]] = {}
 
     def put(self, claim: TopicClaim) -> None:
         """The object's claim as last seen; its previous claim, on another topic name, is gone."""
@@ -38,6 +39,7 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         self.drop(*key)
         self._by_object[key] = claim
         self._by_topic.setdefault(claim.topic, {})[key] = claim
+        self._by_cluster.setdefault(claim.cluster_key, {})[key] = claim
         if claim.cluster_key[0] != claim.namespace:  # a tenant of another namespace's KafkaCluster
             self._by_tenant.setdefault((claim.cluster_key, claim.namespace), {})[key] = claim.topic
 
@@ -50,6 +52,10 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         del store[(namespace, name)]
         if not store:
             del self._by_topic[previous.topic]
+        cluster = self._by_cluster[previous.cluster_key]
+        del cluster[(namespace, name)]
+        if not cluster:
+            del self._by_cluster[previous.cluster_key]
         tenant = (previous.cluster_key, namespace)
         topics = self._by_tenant.get(tenant)
         if topics is not None:
@@ -73,6 +79,22 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
             for (key, namespace), topics in self._by_tenant.items()
             if key == cluster
         }
+
+    def of_cluster(self, cluster: ClusterKey) -> list[TopicClaim]:
+        """The claims of the KafkaTopics naming the KafkaCluster ``cluster``: a drift check's work list, without
+        looking at every other cluster's KafkaTopics."""
+        return list(self._by_cluster.get(cluster, {}).values())
+
+    def topics_of(self, clusters: Iterable[ClusterKey]) -> set[str]:
+        """The topic names the KafkaTopics naming any of ``clusters`` declare."""
+        names: set[str] = set()
+        for cluster in clusters:
+            names.update(claim.topic for claim in self._by_cluster.get(cluster, {}).values())
+        return names
+
+    def clusters(self) -> list[ClusterKey]:
+        """Every KafkaCluster some KafkaTopic names."""
+        return list(self._by_cluster)
 
     def claims(self) -> Iterator[TopicClaim]:
         """Every claim: for a KafkaCluster's report and drift check (once per timer run), never per event."""

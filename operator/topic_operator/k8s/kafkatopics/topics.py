@@ -39,6 +39,7 @@ from topic_operator.k8s.kafkatopics.ownership import (
     creation_time,
     owner_of,
 )
+from topic_operator.k8s.process.time_slices import TimeSlices, in_slices
 from topic_operator.k8s.status import (
     adopted_ready,
     drift_rows,
@@ -530,7 +531,8 @@ async def check_drift(
     state = await handle.run(handle.state)
     owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
     again: list[Mapping[str, Any]] = []
-    for body in bodies:
+    slices = TimeSlices()  # every walk over the cluster's KafkaTopics gives the event loop back as it goes
+    async for body in in_slices(bodies, slices):
         if is_paused(body) or not _current(body):
             continue  # a spec not reconciled yet is TopicWork's to handle (and retry): never raced here
         if _owner_or_none(ctx, body, claims, identity_of) is not None:
@@ -544,7 +546,7 @@ async def check_drift(
     plan = await handle.run(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
     drifted = 0
     reverts: set[int] = set()  # ids of the bodies in ``again`` that revert drift
-    for body, spec in owned:
+    async for body, spec in in_slices(owned, slices):
         topic_plan = plan.for_topic(spec.name)
         ready = _ready(body)
         settled = _current(body) and ready.get("status") == "True" and ready.get("reason") in _SETTLED
@@ -589,7 +591,9 @@ async def check_drift(
             written[id(body)] = verdict.status
             for event in verdict.events:
                 ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
-    census = topic_census(written.get(id(body), body.get("status")) for body in bodies)
+    census = topic_census(
+        [written.get(id(body), body.get("status")) async for body in in_slices(bodies, slices)]
+    )
     ctx.metrics.record_census(handle.label, census)
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted, state
