@@ -15,6 +15,7 @@ its time in generic node and constructor machinery.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -112,7 +113,16 @@ def _at(mark: Any) -> str:
 
 def yaml_documents(text: str, budget: LoadBudget) -> Iterator[YamlDocument]:
     """Every document of ``text`` in order; raises ``YamlReadError`` where reading must stop (the documents
-    before it have been yielded). ``budget`` is charged for documents and alias expansion."""
+    before it have been yielded). ``budget`` is charged for documents and alias expansion.
+
+    A file written only in the plain block style is read by the fast path (``_simple_documents``), with the same
+    values; the budget is charged per document as it is yielded, as the event path charges it."""
+    simple = _simple_documents(text, budget.limits)
+    if simple is not None and budget.documents + len(simple) <= budget.limits.max_documents:
+        for document in simple:
+            budget.documents += 1
+            yield document
+        return
     parser: Any = _EVENT_PARSER(text)
     builder = _Builder(parser.get_event, budget)
     index = 0
@@ -388,3 +398,171 @@ def _pairs(items: list[Any], collection: _Collection) -> list[tuple[Any, Any]]:
             raise _RefusedError(f"expected a single mapping item for {collection.tag}{_at(collection.start)}")
         pairs.append(next(iter(item.items())))
     return pairs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The fast path for plain block YAML.
+#
+# Manifests are mostly written in one narrow style: block mappings, one ``key: value`` per line, plain or simply
+# quoted scalars, ``---`` between documents, whole-line comments. libyaml makes a Python event object with two
+# marks for every scalar and collection, which costs more than reading such lines directly. So a file written
+# only in that style is read line by line here, with the scalars resolved by the same resolvers and constructors
+# as the event path; anything else in the file (flow style, sequences, anchors, tags, block scalars, a duplicate
+# key, a limit approached, a scalar a constructor refuses, any syntax error) makes ``_simple_documents`` give up
+# and the whole file goes through the event path, so every problem is still reported by it, with its line.
+
+_SIMPLE_KEY: Final = re.compile(r"( *)([A-Za-z0-9_][A-Za-z0-9_./-]*):(?: +(.*))?$")
+_SIMPLE_PLAIN: Final = re.compile(
+    r"(?:[A-Za-z0-9_.~/+=()$^]|-(?=[^ ]))[A-Za-z0-9_.~/+=()$^@,:-]*(?: +[A-Za-z0-9_.~/+=()$^@,:-]+)*"
+)
+_SINGLE_QUOTED: Final = re.compile(r"'((?:[^'\n]|'')*)'(?: +#.*)? *$")
+_DOUBLE_QUOTED: Final = re.compile(r'"([^"\\\n]*)"(?: +#.*)? *$')
+_NOT_SIMPLE: Final = re.compile(r"[^\x20-\x7e\n]")
+"""Tabs, carriage returns, control characters and anything beyond ASCII: the event path reads those."""
+
+
+class _NotSimpleError(Exception):
+    """The text is not in the simple style: read it through the event path."""
+
+
+def _simple_documents(text: str, limits: ManifestLimits) -> list[YamlDocument] | None:
+    """Every document of ``text`` when all of it is in the simple style, exactly as the event path builds them;
+    None otherwise."""
+    if _NOT_SIMPLE.search(text):
+        return None
+    max_depth = min(limits.max_depth, 32)
+    max_scalar = limits.max_scalar_chars
+    resolved: dict[str, Any] = {}
+    seen: dict[str, Any] = {}
+    """Lines already read: most lines of a file of manifests repeat in every document."""
+    documents: list[YamlDocument] = []
+    explicit = False  # the document follows a ``---``: a document even when empty
+    root: dict[Any, Any] | None = None
+    stack: list[tuple[int, dict[Any, Any]]] = []
+    pending: tuple[int, dict[Any, Any], Any] | None = None  # a ``key:`` whose value is on the lines below
+    try:
+        for line in text.split("\n"):
+            parsed = seen.get(line)
+            if parsed is None:
+                parsed = _simple_line(line, max_scalar, resolved)
+                if len(seen) < _CACHED_VALUES:
+                    seen[line] = parsed
+            if parsed is _BLANK:
+                continue
+            if parsed is _SEPARATOR:
+                if pending is not None:
+                    pending[1][pending[2]] = _simple_plain("", resolved)
+                    pending = None
+                if root is not None or explicit:
+                    documents.append(YamlDocument(len(documents) + 1, root))
+                root, stack, explicit = None, [], True
+                continue
+            indent, key, value = parsed
+            if pending is not None:
+                parent_indent, parent, parent_key = pending
+                pending = None
+                if indent > parent_indent:
+                    if len(stack) >= max_depth:
+                        raise _NotSimpleError
+                    child: dict[Any, Any] = {}
+                    parent[parent_key] = child
+                    stack.append((indent, child))
+                else:
+                    parent[parent_key] = _simple_plain("", resolved)
+            if root is None:
+                root = {}
+                stack.append((indent, root))
+            while indent < stack[-1][0]:
+                stack.pop()
+                if not stack:
+                    raise _NotSimpleError
+            if indent != stack[-1][0]:
+                raise _NotSimpleError
+            mapping = stack[-1][1]
+            if key in mapping:
+                raise _NotSimpleError
+            if value is _PENDING:
+                pending = (indent, mapping, key)
+                mapping[key] = None  # holds the key's place in the order; replaced by the lines below
+            else:
+                mapping[key] = value
+    except _NotSimpleError:
+        return None
+    if pending is not None:
+        pending[1][pending[2]] = _simple_plain("", resolved)
+    if root is not None or explicit:
+        documents.append(YamlDocument(len(documents) + 1, root))
+    return documents
+
+
+_BLANK: Final = object()
+_SEPARATOR: Final = object()
+_PENDING: Final = object()
+
+
+def _simple_line(line: str, max_scalar: int, resolved: dict[str, Any]) -> Any:
+    """``_BLANK`` (a blank line or a comment), ``_SEPARATOR`` (``---``), or the indent, key and value of a
+    ``key: value`` line, the value ``_PENDING`` when it is on the lines below (a mapping, or null)."""
+    if not line or line.isspace() or line.lstrip(" ").startswith("#"):
+        return _BLANK
+    if line.startswith(("---", "...", "%")):
+        if line.rstrip(" ") == "---":
+            return _SEPARATOR
+        raise _NotSimpleError
+    match = _SIMPLE_KEY.match(line)
+    if match is None or len(match[2]) > max_scalar:
+        raise _NotSimpleError
+    key = _simple_plain(match[2], resolved)
+    rest = match[3]
+    if rest is None or not (rest := rest.rstrip(" ")) or rest[0] == "#":
+        return len(match[1]), key, _PENDING
+    return len(match[1]), key, _simple_value(rest, max_scalar, resolved)
+
+
+def _simple_value(rest: str, max_scalar: int, resolved: dict[str, Any]) -> Any:
+    """The value after ``key: ``: a quoted scalar (a string), or a plain one resolved as the event path does."""
+    first = rest[0]
+    if first == "'":
+        quoted = _SINGLE_QUOTED.match(rest)
+        if quoted is None:
+            raise _NotSimpleError
+        value = quoted[1].replace("''", "'")
+    elif first == '"':
+        quoted = _DOUBLE_QUOTED.match(rest)
+        if quoted is None:
+            raise _NotSimpleError
+        value = quoted[1]
+    else:
+        comment = rest.find(" #")
+        if comment >= 0:
+            rest = rest[:comment].rstrip(" ")
+        if not _SIMPLE_PLAIN.fullmatch(rest) or ": " in rest or rest.endswith(":"):
+            raise _NotSimpleError
+        value = _simple_plain(rest, resolved)
+    if len(rest) > max_scalar:
+        raise _NotSimpleError
+    return value
+
+
+def _simple_plain(text: str, resolved: dict[str, Any]) -> Any:
+    """A plain scalar as ``_scalar`` resolves and constructs it; a tag the simple style does not take (a merge
+    key, ``=``) or a constructor's refusal leaves it to the event path."""
+    value = resolved.get(text, _NO_KEY)
+    if value is not _NO_KEY:
+        return value
+    tag = _resolved(text)
+    if tag == _STR:
+        value = text
+    else:
+        construct = _SCALAR_CONSTRUCTORS.get(tag)
+        if construct is None:
+            raise _NotSimpleError
+        try:
+            value = construct(ScalarNode(tag, text, None, None))
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, yaml.YAMLError):
+            raise _NotSimpleError from None  # the event path reports it, with its line
+        if type(value) not in _IMMUTABLE:
+            raise _NotSimpleError
+    if len(resolved) < _CACHED_VALUES:
+        resolved[text] = value
+    return value
