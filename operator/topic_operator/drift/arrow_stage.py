@@ -12,7 +12,7 @@ of what importing the job module costs (pandas, matplotlib, pyspark.sql), and ev
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
@@ -24,7 +24,7 @@ from topic_operator.drift.desired_rows import spec_from_values
 from topic_operator.drift.kinds import FINDING_COLUMNS, Finding
 from topic_operator.model import ClusterSpec, TopicSpec
 
-__all__ = ["cluster_row", "cluster_table", "declared_specs", "run_cluster"]
+__all__ = ["cluster_row", "cluster_table", "declared_specs", "planned_cluster", "run_cluster"]
 
 
 def declared_specs(table: Any) -> list[TopicSpec]:
@@ -72,10 +72,35 @@ def cluster_row(drift: ClusterDrift, schema: Any, sample_size: int) -> Any:
     return pa.Table.from_pylist([row], schema=schema)
 
 
+def planned_cluster(
+    name: str | None,
+    declared: Sequence[Any],
+    texts: Sequence[str | bytes],
+    files: Sequence[str],
+    *,
+    settings: Mapping[str, ClusterSpec],
+    unreachable: Mapping[str, str],
+    seed: int,
+) -> ClusterDrift:
+    """One cluster's outcome from its declared topics (``declared``: parts, each a list of ``TopicSpec`` or an
+    Arrow table of declared-topic rows) and its snapshot lines (``name`` None: the lines without a readable
+    cluster). The caller turns the cyclic collector off around it (``cluster_table``)."""
+    specs = [spec for part in declared for spec in (part if isinstance(part, list) else declared_specs(part))]
+    return cluster_drift(
+        name,
+        specs,
+        texts,
+        files,
+        settings.get(name) if name is not None else None,
+        seed=seed,
+        unreachable=unreachable.get(name) if name is not None else None,
+    )
+
+
 def cluster_table(
     name: str | None,
     declared: Sequence[Any],
-    texts: Sequence[str],
+    texts: Sequence[str | bytes],
     files: Sequence[str],
     *,
     settings: Mapping[str, ClusterSpec],
@@ -83,26 +108,21 @@ def cluster_table(
     seed: int,
     sample_size: int,
     schema: Any,
+    keep: Callable[[ClusterDrift], None] | None = None,
 ) -> Any:
-    """One cluster's row (``schema``: ``CLUSTER_DRIFT_ARROW``) from its declared topics (``declared``: parts, each
-    a list of ``TopicSpec`` or an Arrow table of declared-topic rows) and its snapshot lines: what both engines
-    run for every cluster (``name`` None: the lines without a readable cluster)."""
+    """One cluster's row (``schema``: ``CLUSTER_DRIFT_ARROW``) from its declared topics and its snapshot lines
+    (``planned_cluster``): what both engines run for every cluster. ``keep``, when given, is handed the outcome
+    before it becomes a row: the process engine writes the plan document there and clears it, so that the
+    megabyte of JSON a large cluster's plan takes never travels back to the driver."""
     # Reading and planning allocate millions of small, acyclic objects, freed by reference counting; the cyclic
     # collector would scan the worker's whole heap again and again while they are alive. Off for the call.
     gc.disable()
     try:
-        specs = [
-            spec for part in declared for spec in (part if isinstance(part, list) else declared_specs(part))
-        ]
-        drift = cluster_drift(
-            name,
-            specs,
-            texts,
-            files,
-            settings.get(name) if name is not None else None,
-            seed=seed,
-            unreachable=unreachable.get(name) if name is not None else None,
+        drift = planned_cluster(
+            name, declared, texts, files, settings=settings, unreachable=unreachable, seed=seed
         )
+        if keep is not None:
+            keep(drift)
         return cluster_row(drift, schema, sample_size)
     finally:
         gc.enable()

@@ -514,9 +514,10 @@ _HEADER_CHECKS: Final = tuple(name for name in _FIELD_TYPES if name not in ("par
 """What is checked by type on every header row (a schema 1 row is a header and a topic row)."""
 
 
-def _read_row(text: str) -> dict[str, Any] | str:
+def _read_row(text: str | bytes) -> dict[str, Any] | str:
     """A parsed snapshot row with its schema, cluster and topic checked (the rest is checked by its reader), or
-    why it is not one."""
+    why it is not one. orjson reads the line's bytes as well as its text, and refuses bytes that are not UTF-8 as
+    it refuses the lone surrogates they decode to, with the same error."""
     try:
         row = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -556,7 +557,7 @@ class _Observed:
 
 
 def _observe(
-    cluster: str, texts: Sequence[str], files: Sequence[str]
+    cluster: str, texts: Sequence[str | bytes], files: Sequence[str]
 ) -> tuple[_Observed | None, list[InputProblem]]:
     """The cluster's state, health and broker load from its snapshot lines, or the problems that stop the run
     (None, [] for a cluster without lines). Lines may come in any order (Spark's shuffle does not keep the
@@ -619,7 +620,7 @@ def _observe(
 def cluster_drift(
     cluster: str | None,
     declared: Sequence[TopicSpec],
-    texts: Sequence[str],
+    texts: Sequence[str | bytes],
     files: Sequence[str],
     settings: ClusterSpec | None,
     *,
@@ -628,6 +629,11 @@ def cluster_drift(
 ) -> ClusterDrift:
     """One cluster's plan, findings, broker load and summary from its snapshot lines (``texts``, each read from
     the same place in ``files``) and its declared topics.
+
+    Lines come as text (Spark's) or as the bytes of a file (the process engine's, which saves decoding a million
+    lines only for orjson to encode them again). A blank line is skipped, and ``bytes.strip`` strips ASCII
+    whitespace only where ``str.strip`` strips more (U+001C...): a caller passes as bytes only lines that cannot
+    be blank as text (those starting with ``{``), and the others decoded.
 
     A cluster without lines is not observed: one ``cluster_unobserved`` finding (``unreachable`` is the reason
     a live read failed). Lines with problems give only the problems."""

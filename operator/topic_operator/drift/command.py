@@ -250,6 +250,7 @@ def _snapshots(
 
 def _run_in_processes(args: argparse.Namespace) -> int:
     from topic_operator.drift.processes import (
+        WorkerPool,
         collect_live_in_processes,
         load_declared,
         run_drift_in_processes,
@@ -260,31 +261,36 @@ def _run_in_processes(args: argparse.Namespace) -> int:
     workers = args.processes or os.cpu_count() or 1
     progress = Progress(None if args.quiet else sys.stderr)
     progress.say(f"{workers} processes on this machine (--engine spark for a Spark job)")
-    with progress.phase("loading declared topics"):
-        declared = load_declared(args.desired)
-    for error in declared.errors:
-        print(f"error: {error}", file=sys.stderr)
-    source = _snapshots(
-        args,
-        declared.clusters,
-        progress,
-        lambda inventory, directory: collect_live_in_processes(
-            inventory, directory, timeout=args.zookeeper_timeout, processes=workers
-        ),
-    )
-    source.described["engine"] = f"{workers} processes"
-    facts = FleetFacts(
-        source.clusters,
-        source.expected,
-        source.unreachable,
-        declared.errors,
-        declared.warnings,
-        source.described,
-        _history(args),
-    )
-    result = run_drift_in_processes(
-        declared, source.directory, facts, out, seed=args.seed, processes=workers, progress=progress
-    )
+    with WorkerPool(workers) as pool:
+        if (
+            args.snapshots is not None
+        ):  # the workers start, and read the files, while the driver reads the rest
+            pool.scan(Path(args.snapshots))
+        with progress.phase("loading declared topics"):
+            declared = load_declared(args.desired)
+        for error in declared.errors:
+            print(f"error: {error}", file=sys.stderr)
+        source = _snapshots(
+            args,
+            declared.clusters,
+            progress,
+            lambda inventory, directory: collect_live_in_processes(
+                inventory, directory, timeout=args.zookeeper_timeout, processes=workers
+            ),
+        )
+        source.described["engine"] = f"{workers} processes"
+        facts = FleetFacts(
+            source.clusters,
+            source.expected,
+            source.unreachable,
+            declared.errors,
+            declared.warnings,
+            source.described,
+            _history(args),
+        )
+        result = run_drift_in_processes(
+            declared, source.directory, facts, out, seed=args.seed, progress=progress, pool=pool
+        )
     return _report(result, out, declared.errors)
 
 

@@ -19,6 +19,7 @@ Workers are forked from a fresh server process (``forkserver``), never from the 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import multiprocessing
@@ -36,8 +37,10 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
+from topic_operator.drift.cluster_drift import ClusterDrift
 from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.live import collect_cluster, live_file
+from topic_operator.drift.outputs import plan_file_name
 from topic_operator.drift.progress import Progress
 from topic_operator.drift.results import DriftResult, FleetFacts, write_results
 from topic_operator.drift.snapshot_files import file_clusters, keyed_lines, read_lines, snapshot_files
@@ -47,6 +50,7 @@ __all__ = [
     "CLUSTER_PHASE",
     "DeclaredTopics",
     "EngineError",
+    "WorkerPool",
     "collect_live_in_processes",
     "load_declared",
     "run_drift_in_processes",
@@ -144,34 +148,50 @@ def _task_rows(
     unreachable: Mapping[str, str],
     seed: int,
     sample_size: int,
+    plans: str,
 ) -> Any:
     """One task: the lines of ``files`` grouped by cluster, each cluster (and each declared cluster without
-    lines) through ``cluster_table``; their rows as one table."""
-    texts: dict[str | None, list[str]] = {}
+    lines) through ``cluster_table``; their rows as one table. Each cluster's plan document is written here, under
+    ``plans`` (the run's staging directory, which the driver moves into place once every cluster is known to be
+    readable), rather than sent back: the driver would otherwise hold every plan of the fleet at once, a quarter
+    of a gigabyte at a million topics."""
+    texts: dict[str | None, list[str | bytes]] = {}
     origins: dict[str | None, list[str]] = {}
     for path in files:
         uri = _file_uri(path)
         for key, line in keyed_lines(read_lines(Path(path))):
             if not line.strip():
                 continue  # skipped by the job: it groups under no cluster
-            texts.setdefault(key, []).append(line.decode("utf-8", "surrogateescape"))
+            # Bytes, which orjson reads as they are; a line not starting with a brace decoded, since one made of
+            # whitespace that only ``str.strip`` strips (U+001C...) is blank to the job (``cluster_drift``).
+            texts.setdefault(key, []).append(
+                line if line[:1] == b"{" else line.decode("utf-8", "surrogateescape")
+            )
             origins.setdefault(key, []).append(uri)
     names = list(texts) + [name for name in declared if name not in texts]
     rows = [
         cluster_table(
             name,
             [_from_ipc(part) for part in declared.get(name, ())] if name is not None else [],
-            texts.get(name, []),
-            origins.get(name, []),
+            texts.pop(name, []),
+            origins.pop(name, []),
             settings=settings,
             unreachable=unreachable,
             seed=seed,
             sample_size=sample_size,
             schema=CLUSTER_DRIFT_ARROW,
+            keep=functools.partial(_write_plan, plans=Path(plans)),
         )
         for name in names
     ]
     return pa.concat_tables(rows) if rows else CLUSTER_DRIFT_ARROW.empty_table()
+
+
+def _write_plan(drift: ClusterDrift, *, plans: Path) -> None:
+    """The cluster's plan document to its file in the staging directory, and out of its row."""
+    if drift.document is not None and drift.cluster is not None:
+        (plans / plan_file_name(drift.cluster)).write_text(drift.document, encoding="utf-8")
+        drift.document = None
 
 
 # -- the driver -------------------------------------------------------------------------------------------------
@@ -239,6 +259,44 @@ def _tasks(clusters_by_file: Mapping[str, set[str | None]]) -> list[_Task]:
     return sorted(tasks, key=lambda t: (-t.size, t.files))
 
 
+class WorkerPool:
+    """The run's worker processes, started as early as the run knows its snapshot directory: the workers' start
+    (the fork server importing the engine) and their first pass over the snapshot files (which clusters each
+    holds) then overlap the driver's reading of the declared topics, instead of following it."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._executor = _pool(processes)
+        self._scans: dict[Path, list[tuple[str, Future[set[str | None]]]]] = {}
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, function: Callable[..., T], /, *args: Any) -> Future[T]:
+        return self._executor.submit(function, *args)
+
+    def scan(self, snapshot_dir: Path) -> None:
+        """Start finding which clusters each snapshot file holds (``snapshot_files.file_clusters``)."""
+        if snapshot_dir not in self._scans:
+            files = [str(path) for path in snapshot_files(snapshot_dir)]
+            self._scans[snapshot_dir] = [(f, self._executor.submit(_clusters_of, f)) for f in files]
+
+    def clusters_by_file(self, snapshot_dir: Path) -> dict[str, set[str | None]]:
+        """The clusters of each snapshot file, in the files' order; a failure (a file that cannot be read) is
+        raised here."""
+        self.scan(snapshot_dir)
+        scanned = self._scans.pop(snapshot_dir)
+        return dict(zip([f for f, _ in scanned], _results([future for _, future in scanned]), strict=True))
+
+
+STAGED_PLANS: Final = ".plans.partial"
+"""Where, under ``--out``, the workers write the clusters' plans until the run moves them to ``plans/``: hidden,
+as Spark's file index and ``snapshot_files`` skip such names."""
+
+
 def run_drift_in_processes(
     declared: DeclaredTopics,
     snapshot_dir: Path,
@@ -249,23 +307,61 @@ def run_drift_in_processes(
     processes: int | None = None,
     progress: Progress | None = None,
     report_rows_per_cluster: int = 50,
+    pool: WorkerPool | None = None,
 ) -> DriftResult:
-    """The drift run on ``processes`` worker processes (default: one per core); the same outputs as
-    ``job.run_drift`` on the same inputs."""
+    """The drift run on ``processes`` worker processes (default: one per core), or on ``pool``, already started;
+    the same outputs as ``job.run_drift`` on the same inputs.
+
+    When the run fails before its outputs are written (a snapshot line that cannot be read, a worker killed),
+    the plans written so far are removed, and so are ``out`` and its parents if this run created them: as the
+    Spark engine, a failed run leaves nothing behind."""
     progress = progress if progress is not None else Progress(None)
-    workers = processes or os.cpu_count() or 1
-    files = [str(path) for path in snapshot_files(snapshot_dir)]
+    created = [directory for directory in (out, *out.parents) if not directory.exists()]
+    out.mkdir(parents=True, exist_ok=True)
+    staging = out / STAGED_PLANS
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        workers = (
+            WorkerPool(processes or os.cpu_count() or 1) if pool is None else contextlib.nullcontext(pool)
+        )
+        with workers as used:
+            table = _cluster_rows(
+                declared, snapshot_dir, facts, used, staging, seed, report_rows_per_cluster, progress
+            )
+        return write_results(table, facts, out, seed=seed, progress=progress, staged_plans=staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for directory in created:  # the deepest first; only when nothing else was put there meanwhile
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _cluster_rows(
+    declared: DeclaredTopics,
+    snapshot_dir: Path,
+    facts: FleetFacts,
+    pool: WorkerPool,
+    staging: Path,
+    seed: int,
+    sample_size: int,
+    progress: Progress,
+) -> Any:
+    """Every cluster's row (``CLUSTER_DRIFT_ARROW``), its plan written under ``staging``."""
     run = functools.partial(
         _task_rows,
         settings=dict(facts.clusters),
         unreachable=dict(facts.unreachable),
         seed=seed,
-        sample_size=report_rows_per_cluster,
+        sample_size=sample_size,
+        plans=str(staging),
     )
-    with progress.phase(CLUSTER_PHASE), _pool(workers) as pool:
-        clusters_by_file = dict(
-            zip(files, _results([pool.submit(_clusters_of, f) for f in files]), strict=True)
-        )
+    with progress.phase(CLUSTER_PHASE):
+        clusters_by_file = pool.clusters_by_file(snapshot_dir)
         tasks = _tasks(clusters_by_file)
         seen = set().union(*(t.clusters for t in tasks)) if tasks else set()
         futures = [
@@ -273,12 +369,11 @@ def run_drift_in_processes(
             for t in tasks
         ]
         unseen = sorted(set(declared.parts) - seen)
-        for batch in _batches(unseen, workers):
+        for batch in _batches(unseen, pool.processes):
             futures.append(pool.submit(run, (), {c: declared.parts[c] for c in batch}))
-        progress.say(f"  {len(files)} files in {len(tasks)} tasks on {workers} processes")
+        progress.say(f"  {len(clusters_by_file)} files in {len(tasks)} tasks on {pool.processes} processes")
         tables = _results(futures)
-    table = pa.concat_tables(tables) if tables else CLUSTER_DRIFT_ARROW.empty_table()
-    return write_results(table, facts, out, seed=seed, progress=progress)
+    return pa.concat_tables(tables) if tables else CLUSTER_DRIFT_ARROW.empty_table()
 
 
 def _batches(names: Sequence[str], count: int) -> list[Sequence[str]]:

@@ -100,9 +100,14 @@ def _kinds(table: Any) -> list[list[tuple[str, str]]]:
     ]
 
 
-def _write_plans(rows: Sequence[dict[str, Any]], directory: Path) -> None:
+def _write_plans(rows: Sequence[dict[str, Any]], directory: Path, staged: Path | None) -> None:
+    """``plans/``, replaced whole: from the rows' documents, or by ``staged``, the directory where the process
+    engine's workers wrote them (its rows carry none), renamed over it."""
     if directory.exists():
         shutil.rmtree(directory)
+    if staged is not None:
+        staged.rename(directory)
+        return
     directory.mkdir(parents=True)
     for row in rows:
         if row["document"] is not None:
@@ -188,9 +193,11 @@ def write_results(
     *,
     seed: int,
     progress: Progress,
+    staged_plans: Path | None = None,
 ) -> DriftResult:
     """Write ``out`` from the clusters' rows (``table``, ``CLUSTER_DRIFT_ARROW``); nothing is written when a
-    snapshot line is unreadable (``SnapshotError``, naming the files)."""
+    snapshot line is unreadable (``SnapshotError``, naming the files). ``staged_plans``: the plans were already
+    written there, one file per observed cluster (the rows' documents are then None), and are moved into place."""
     rows = table.select([name for name in table.column_names if name != "findings"]).to_pylist()
     for row, kinds in zip(rows, _kinds(table), strict=True):
         row["kinds"] = kinds
@@ -201,7 +208,7 @@ def write_results(
     rows = sorted((r for r in rows if r["cluster"] is not None), key=lambda r: r["cluster"])
     summaries, unseen = _cluster_summaries(rows, facts)
     with progress.phase("writing plans"):
-        _write_plans(rows, out / PLANS_DIR)
+        _write_plans(rows, out / PLANS_DIR, staged_plans)
     with progress.phase("writing drift.parquet"):
         _write_findings(_finding_table(table, unseen), out / DRIFT_TABLE)
     python_seconds = round(sum(int(r["micros"]) for r in rows) / 1e6, 3)
