@@ -39,6 +39,7 @@ from topic_operator.tenancy import (
     forbidden,
     judge_plan,
     limit_violation,
+    plan_judge,
 )
 
 HOME = "kafka"
@@ -565,3 +566,21 @@ def test_without_a_judge_the_reconciler_plans_as_before() -> None:
     store = RecordingStore(cluster_state())
     made = Reconciler(store, cluster_spec()).plan(specs, state=store.state)
     assert [t.status for t in made.topics] == [TopicStatus.CREATE] * 3
+
+
+def test_a_plan_made_beforehand_is_applied_as_planning_again_would_apply_it() -> None:
+    """``kto apply`` passes the preview it showed as ``planned``: the report and the writes are those of an
+    apply that plans again, judged or not; a plan without the state it was made against is refused."""
+    names = ["payments.c", "payments.b", "payments.a"]
+    specs = [spec(name, 2) for name in names]
+    tenants = payments(grant_of(quota={"topics": 2}), names)
+    for judge in (None, plan_judge(tenants, specs)):
+        state = cluster_state()
+        again, reused = RecordingStore(state), RecordingStore(state)
+        expected = Reconciler(again, cluster_spec()).apply(specs, state=state, judge=judge)
+        preview = Reconciler(reused, cluster_spec()).plan(specs, state=state, judge=judge)
+        got = Reconciler(reused, cluster_spec()).apply(specs, state=state, judge=judge, planned=preview)
+        assert got == expected
+        assert reused.written == again.written
+    with pytest.raises(ValueError, match="with the state it was made against"):
+        Reconciler(RecordingStore(cluster_state()), cluster_spec()).apply(specs, planned=preview)

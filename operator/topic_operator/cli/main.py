@@ -395,7 +395,7 @@ def _apply(args: argparse.Namespace) -> int:
             print("Apply cancelled; nothing was written.")
             return EXIT_ERROR
         else:
-            report = reconciler.apply(topics, state=state, judge=judge)
+            report = reconciler.apply(topics, state=state, judge=judge, planned=preview)
     results = report.results if report is not None else ()
     if args.output == "json":
         document = {
