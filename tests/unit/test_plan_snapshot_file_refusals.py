@@ -62,3 +62,26 @@ def test_the_snapshot_of_the_cluster_is_planned(tmp_path: Path, capsys: pytest.C
     code, out, err = kto(capsys, "plan", "-f", str(manifests), "--snapshot", str(snapshot))
     assert (code, err) == (2, "")
     assert "+ topic orders: create" in out
+
+
+def test_plan_pauses_the_cycle_collector_only_while_it_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kto plan and apply run without the cycle collector (for speed) and leave it as they found it, even when
+    they fail, so that a process that goes on (a test, ``kto run``'s own process) is not left without it."""
+    import gc
+
+    from topic_operator.cli import main as cli
+
+    seen: list[bool] = []
+    original = cli._snapshot_state
+    monkeypatch.setattr(cli, "_snapshot_state", lambda *a: seen.append(gc.isenabled()) or original(*a))
+    manifests = write_manifests(tmp_path / "topics.yaml", kafka_topic("orders", 3, 1))
+    snapshot = tmp_path / "snap.jsonl"
+    snapshot.write_text(HEADER % "test")
+    assert gc.isenabled()
+    assert kto(capsys, "plan", "-f", str(manifests), "--snapshot", str(snapshot))[0] == 2
+    assert gc.isenabled()
+    assert kto(capsys, "plan", "-f", str(manifests), "--snapshot", str(tmp_path / "missing"))[0] == 1
+    assert seen == [False, False]
+    assert gc.isenabled()

@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
+import gc
 import json
 import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -359,6 +361,27 @@ def _snapshot_state(path: str, cluster: str) -> ClusterState:
             f"snapshot {path!r} holds {held}, not cluster {cluster} (kto snapshot --cluster names it)"
         )
     return clusters[cluster]
+
+
+def _one_shot(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``command`` run with Python's cycle collector paused, and resumed after it (as it was).
+
+    A plan or an apply of 50,000 topics builds millions of objects that live until the command ends, none of
+    them garbage, and the collector walks them over and over as they are made: a fifth of the command's time.
+    Nothing it would collect is kept longer than the command; ``kto run`` and the other commands are left alone.
+    """
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return command(args)
+        finally:
+            if collecting:
+                gc.enable()
+
+    return run
 
 
 def _confirmed(args: argparse.Namespace) -> bool:
@@ -814,7 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--snapshot", metavar="FILE",
                       help="plan against this kto snapshot file instead of reading ZooKeeper (CI needs no access "
                       "to it); the file must hold the cluster planned")  # fmt: skip
-    plan.set_defaults(handler=_plan)
+    plan.set_defaults(handler=_one_shot(_plan))
 
     apply = commands.add_parser("apply", help="make the cluster match the manifests")
     _add_manifest_options(apply)
@@ -832,7 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long --wait waits (default 3600); exit 1 if the reassignment is still running then",
     )
-    apply.set_defaults(handler=_apply)
+    apply.set_defaults(handler=_one_shot(_apply))
 
     describe = commands.add_parser("describe", help="describe topics as kafka-topics.sh --describe does")
     describe.add_argument("topics", nargs="*", metavar="TOPIC")
