@@ -27,8 +27,11 @@ imports, JVM and session), each phase of the job from ``summary.json``, the Pyth
 tasks, and a cProfile of the plan stage on one cluster. ``--warm`` also runs the job twice inside one process
 (``run_drift``), to show what is left once the JVM's JIT has warmed up.
 
-Targets (issue 13), held by ``kto drift`` as a user runs it: 10k topics <= 1.5x the floor; 100k <= 2x the floor
-and no slower than one process; 1M <= 60 s and <= 4 GiB peak. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] [--repeat 2] [--profile]``.
+Targets, held by ``kto drift`` as a user runs it. Issue 13's: 10k topics <= 1.5x the floor; 100k <= 2x the floor
+and no slower than one process; 1M <= 60 s and <= 4 GiB peak. And since the process engine streams its plans
+(each worker writes its clusters' plans, the driver holds no plan and frees each cluster's declared rows once its
+task is done): 1M <= 30 s and <= 1 GiB peak, whole process tree. The table says which are met, and the line
+under it each one that is not. Run: ``.venv/bin/python bench/drift.py [--sizes 10k,100k,1m] [--repeat 2] [--profile]``.
 """
 
 from __future__ import annotations
@@ -74,6 +77,10 @@ TARGET_100K_FLOORS = 2.0
 """``kto drift`` at 100k topics within this many floors, and no slower than the single process."""
 TARGET_1M_SECONDS = 60.0
 TARGET_1M_PEAK_GIB = 4.0
+STREAMED_1M_SECONDS = 30.0
+"""``kto drift`` at 1M topics within this many seconds, once its plans are streamed (the later target)."""
+STREAMED_1M_PEAK_GIB = 1.0
+"""And within this much resident memory, the peak of its whole process tree."""
 BROKERS = 12
 RACKS = 3
 TAKEN_AT = "2026-01-05T10:00:00+00:00"
@@ -538,6 +545,18 @@ def profile_plan_stage(directory: Path) -> str:
     return stream.getvalue()
 
 
+def target_1m_line(kto: Measured) -> str:
+    """Whether ``kto drift``'s best run at 1M meets the streamed target (time and peak), in one line."""
+    wall_met = kto.wall <= STREAMED_1M_SECONDS
+    peak_met = kto.peak / 2**30 <= STREAMED_1M_PEAK_GIB
+    verdict = "met" if wall_met and peak_met else "NOT met"
+    return (
+        f"{'':>9} 1M target (<= {STREAMED_1M_SECONDS:.0f} s, <= {STREAMED_1M_PEAK_GIB:.0f} GiB peak): {verdict}: "
+        f"{kto.wall:.1f} s ({'met' if wall_met else 'not met'}), {kto.peak / 2**30:.2f} GiB "
+        f"({'met' if peak_met else 'not met'})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -621,6 +640,14 @@ def main() -> int:
             unmet.append(f"1M: {kto.wall:.1f} s, target {TARGET_1M_SECONDS:.0f} s")
         if size.name == "1m" and kto.peak / 2**30 > TARGET_1M_PEAK_GIB:
             unmet.append(f"1M: peak {kto.peak / 2**30:.1f} GiB, target {TARGET_1M_PEAK_GIB:.0f} GiB")
+        if size.name == "1m":
+            print(target_1m_line(kto))
+            if kto.wall > STREAMED_1M_SECONDS:
+                unmet.append(f"1M: {kto.wall:.1f} s, streamed target {STREAMED_1M_SECONDS:.0f} s")
+            if kto.peak / 2**30 > STREAMED_1M_PEAK_GIB:
+                unmet.append(
+                    f"1M: peak {kto.peak / 2**30:.2f} GiB, streamed target {STREAMED_1M_PEAK_GIB:.0f} GiB"
+                )
     for text in unmet:
         print(f"target not met: {text}")
     if args.profile and chosen:
