@@ -284,7 +284,8 @@ class _Document:
     @property
     def metadata(self) -> Mapping[str, Any]:
         metadata = self.body.get("metadata")
-        return metadata if isinstance(metadata, Mapping) else {}
+        # ``type() is dict`` first: the ABC's isinstance costs more than the rest of this, 250,000 times a load
+        return metadata if type(metadata) is dict or isinstance(metadata, Mapping) else {}
 
     @property
     def name(self) -> str:
@@ -799,7 +800,7 @@ def _reassignment(value: object) -> ReassignmentPolicy | None:
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _check_object_name(document: _Document) -> None:
