@@ -471,13 +471,13 @@ def decode_topic(topic: str, data: bytes) -> TopicZNodeData:
     for key, replicas in partitions.items():
         if type(replicas) is not list or not (key.isascii() and key.isdigit()):
             return TopicZNode.decode(topic, data)
-        for replica in replicas:
-            if type(replica) is not int:
-                return TopicZNode.decode(topic, data)
+        if not _ONLY_INT.issuperset(map(type, replicas)):  # exactly int: true and 1.0 are not replica ids
+            return TopicZNode.decode(topic, data)
         decoded[int(key)] = shared_replicas(tuple(replicas))
     return TopicZNodeData(partitions=decoded, topic_id=topic_id, adding={}, removing={}, read_version=version)
 
 
+_ONLY_INT: Final = frozenset({int})
 _NO_REPLICAS: Final[tuple[None, dict[str, Any]]] = (None, {})
 """``adding_replicas``/``removing_replicas`` as written when no reassignment is under way: absent, null or
 ``{}`` (compared by equality, so that a value of any other type or content is not taken for one)."""
