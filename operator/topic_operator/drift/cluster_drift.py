@@ -17,6 +17,7 @@ one message that stops it; a cluster with problems is not planned.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -268,26 +269,28 @@ class _Observer:
         self._leaders.update(chain.from_iterable(leaders for _, leaders in uncounted))
         uncounted.clear()
 
-    def add(self, row: Mapping[str, Any]) -> str | None:
-        """Add one topic row; None, or why the row is not of the snapshot format (nothing is added then)."""
+    def add(self, row: Mapping[str, Any], layout_text: bytes | None = None) -> str | None:
+        """Add one topic row; None, or why the row is not of the snapshot format (nothing is added then).
+        ``layout_text``: the JSON of the row's partitions and states when the reader already has it
+        (``_LineReader``), as ``orjson.dumps((partitions, partition_states))`` writes it."""
         try:
-            return self._add(row)
+            return self._add(row, layout_text)
         except (TypeError, ValueError, AttributeError, KeyError):
             return "not a JSON snapshot row of the expected types (partitions, partition_states)"
 
-    def _add(self, row: Mapping[str, Any]) -> str | None:
+    def _add(self, row: Mapping[str, Any], layout_text: bytes | None = None) -> str | None:
         # The hot loop of the job: a million topics at 1M, a dozen partitions each. A row as ``kto snapshot``
         # writes it is added by ``_add_usual`` from what the JSON of its partitions and states comes to, most
         # often remembered from another topic; any other row, malformed or not, by ``_add_any``, one partition
         # at a time, which decides what it is worth. ``_add_usual`` adds a row only when ``_add_any`` would add
         # the same, and otherwise adds nothing (it only fills its caches).
         try:
-            added = self._add_usual(row)
+            added = self._add_usual(row, layout_text)
         except (TypeError, ValueError, AttributeError, KeyError):
             added = False
         return None if added else self._add_any(row)
 
-    def _add_usual(self, row: Mapping[str, Any]) -> bool:
+    def _add_usual(self, row: Mapping[str, Any], layout_text: bytes | None = None) -> bool:
         """Add a row whose fields are all of their type and whose partitions and states make a ``_layout``;
         False, having added nothing, for any other row."""
         if tuple(map(type, map(row.get, _TOPIC_FIELDS))) not in _USUAL_FIELD_TYPES:
@@ -296,7 +299,7 @@ class _Observer:
         if config and not {*map(type, config.values())} <= _STR_ONLY:
             return False
         raw_partitions, raw_states = row["partitions"], row.get("partition_states")
-        text = orjson.dumps((raw_partitions, raw_states))
+        text = orjson.dumps((raw_partitions, raw_states)) if layout_text is None else layout_text
         layout = self.layouts.get(text)
         if layout is None:
             layout = self._layout(raw_partitions, raw_states, text)
@@ -522,6 +525,11 @@ def _read_row(text: str | bytes) -> dict[str, Any] | str:
         row = orjson.loads(text)
     except orjson.JSONDecodeError:
         return "not a JSON snapshot row of the expected types"
+    return _checked_row(row)
+
+
+def _checked_row(row: object) -> dict[str, Any] | str:
+    """``_read_row``'s checks on a parsed line."""
     if type(row) is not dict:
         return "not a JSON snapshot row of the expected types"
     schema = row.get("schema")
@@ -548,6 +556,103 @@ def _read_row(text: str | bytes) -> dict[str, Any] | str:
     return row
 
 
+_STATES_AT: Final = b',"partition_states":{'
+_PARTITIONS_AT: Final = b'},"partitions":{'
+_BEFORE_STATES: Final = re.compile(
+    rb'\{"cluster":"[^"\\]*","config":(?:null|\{(?:"[^"\\]*":"[^"\\]*"(?:,"[^"\\]*":"[^"\\]*")*)?\}),'
+    rb'"config_znode_version":(?:null|-?[0-9]+)'
+)
+"""What precedes a topic row's partition states as ``kto snapshot`` writes it (keys sorted): a cluster and a config
+whose strings hold no quote and no escape, and a version. Matched whole, it leaves the text after it at the top
+level of the row's object, outside any string."""
+
+_SEGMENTS: Final = 4096
+"""The partition segments a line reader remembers at most (a few kB each)."""
+
+
+class _LineReader:
+    """Reads one cluster's snapshot lines as ``_read_row`` does, parsing most of each line only once per
+    cluster: the partition states and partitions of a topic row (three quarters of its bytes) repeat from topic
+    to topic, as the observer's layouts do.
+
+    A line given as bytes that starts with ``_BEFORE_STATES`` followed by ``_STATES_AT`` is cut in two: its
+    segment ``"partition_states":{...},"partitions":{...}`` (up to the first ``}`` after ``_PARTITIONS_AT``,
+    which cannot be inside the partitions' lists) and the rest. The segment is parsed (``{`` and ``}`` around
+    it) once and remembered with the JSON of its two values, the observer's layout key; the rest is parsed for
+    each line. The row is the rest's object with the segment's two members added, which is what parsing the
+    whole line gives when
+
+    - the segment parses to an object of exactly those two members: its braces then balance, so the
+      ``_PARTITIONS_AT`` found is the one that ends the states, not one nested in them;
+    - what precedes it matches ``_BEFORE_STATES``, so that the segment's members are members of the row's
+      object, not of a value inside it;
+    - the rest parses to an object that has neither member again (a key given twice is read by orjson from its
+      last occurrence, which the cut would change);
+    - and it is a version 2 topic row (``_checked_row`` and the observer read a header otherwise).
+
+    Any other line, or a part that does not parse, is read whole by ``_read_row``: the answer, a row or why it
+    is not one, is always the one ``_read_row`` gives."""
+
+    def __init__(self) -> None:
+        self._segments: dict[bytes, tuple[Any, Any, bytes] | None] = {}
+
+    def read(self, text: str | bytes) -> tuple[dict[str, Any] | str, bytes | None]:
+        """The line's row (or why it is not one) and, for a row read in two, its layout's JSON."""
+        if type(text) is bytes:
+            start = text.find(_STATES_AT)
+            if start > 0 and _BEFORE_STATES.fullmatch(text, 0, start) is not None:
+                middle = text.find(_PARTITIONS_AT, start)
+                end = text.find(b"}", middle + len(_PARTITIONS_AT)) if middle > 0 else -1
+                if end > 0:
+                    read = self._read_cut(text, start, end)
+                    if read is not None:
+                        return read
+        return _read_row(text), None
+
+    def _read_cut(self, text: bytes, start: int, end: int) -> tuple[dict[str, Any] | str, bytes] | None:
+        segment = text[start + 1 : end + 1]
+        segments = self._segments
+        known = segments[segment] if segment in segments else self._segment(segment)
+        if known is None:
+            return None
+        try:
+            row = orjson.loads(text[:start] + text[end + 1 :])
+        except orjson.JSONDecodeError:
+            return None
+        if (
+            type(row) is not dict
+            or "partitions" in row
+            or "partition_states" in row
+            or type(row.get("schema")) is not int
+            or row.get("schema") != 2
+            or type(row.get("topic")) is not str
+        ):
+            return None
+        partitions, states, layout_text = known
+        row["partition_states"], row["partitions"] = states, partitions
+        return _checked_row(row), layout_text
+
+    def _segment(self, segment: bytes) -> tuple[Any, Any, bytes] | None:
+        """The segment's partitions and states and the JSON of both (None when it is not an object of exactly
+        these two members), remembered."""
+        try:
+            parsed = orjson.loads(b"{" + segment + b"}")
+        except orjson.JSONDecodeError:
+            parsed = None
+        known: tuple[Any, Any, bytes] | None = None
+        if (
+            type(parsed) is dict
+            and len(parsed) == 2
+            and "partitions" in parsed
+            and "partition_states" in parsed
+        ):
+            partitions, states = parsed["partitions"], parsed["partition_states"]
+            known = partitions, states, orjson.dumps((partitions, states))
+        if len(self._segments) < _SEGMENTS:
+            self._segments[segment] = known
+        return known
+
+
 @dataclass(slots=True)
 class _Observed:
     state: ClusterState
@@ -567,12 +672,13 @@ def _observe(
     header_file = ""
     shared: tuple[bytes, ...] | None = None
     observer: _Observer | None = None
-    waiting: list[tuple[dict[str, Any], str]] = []
+    waiting: list[tuple[dict[str, Any], str, bytes | None]] = []
     topic_files: dict[str, list[str | None]] = {}  # file -> taken_at of its topic rows, for the time check
+    read = _LineReader().read
     for text, file in zip(texts, files, strict=True):
         if not text.strip():
             continue  # a blank line, as Spark's JSON source skipped them
-        row = _read_row(text)
+        row, layout_text = read(text)
         if isinstance(row, str):
             problems.append(InputProblem(Problem.UNREADABLE, cluster, file, row))
             continue
@@ -594,14 +700,14 @@ def _observe(
             continue
         topic_files.setdefault(file, []).append(row.get("taken_at"))
         if observer is None:
-            waiting.append((row, file))
+            waiting.append((row, file, layout_text))
         else:
-            reason = observer.add(row)
+            reason = observer.add(row, layout_text)
             if reason is not None:
                 problems.append(InputProblem(Problem.UNREADABLE, cluster, file, reason))
     if observer is not None:
-        for row, file in waiting:
-            reason = observer.add(row)
+        for row, file, layout_text in waiting:
+            reason = observer.add(row, layout_text)
             if reason is not None:
                 problems.append(InputProblem(Problem.UNREADABLE, cluster, file, reason))
     if problems:
