@@ -97,6 +97,8 @@ _WORDS: Final[tuple[tuple[KafkaVersion, _Words], ...]] = (
 def _name_problem(name: str, kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION) -> str | None:
     """Kafka's message for the first rule ``name`` breaks, in Kafka's order (empty, '.', '..', length, chars), in
     the words of release line ``kafka_version``."""
+    if len(name) <= MAX_NAME_LENGTH and name not in (".", "..") and _LEGAL_NAME.fullmatch(name) is not None:
+        return None  # breaks no rule: legal characters are ASCII, so its Java length is its length
     words = next(w for since, w in reversed(_WORDS) if kafka_version >= since)
     if name == "":
         return words.empty
