@@ -301,6 +301,7 @@ def run_command(argv: list[str], phases: bool) -> tuple[float, dict[str, Any]]:
         "stdout": stdout,
         "stderr": stderr,
         "peak_mb": usage.ru_maxrss / 1024,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
     }
     if phases:
         result.update(json.loads(stdout.strip().splitlines()[-1]))
@@ -376,7 +377,8 @@ def against_floor(args: argparse.Namespace) -> int:
                     figures[name] = elapsed
                     peaks[name] = max(peaks.get(name, 0.0), result["peak_mb"])
                     print(
-                        f"  round {round_number + 1}: {name:<18} {elapsed:6.2f} s  exit {result['code']}  "
+                        f"  round {round_number + 1}: {name:<18} {elapsed:6.2f} s (CPU {result['cpu_s']:5.2f} s)  "
+                        f"exit {result['code']}  "
                         f"ZooKeeper requests {requests:,}  peak RSS {result['peak_mb']:.0f} MB  "
                         f"({result['stdout'].strip().splitlines()[-1][:90] if result['stdout'].strip() else ''})"
                     )
