@@ -13,6 +13,7 @@ it, and an earlier run's outputs untouched.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -27,6 +28,7 @@ import pytest
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW, DESIRED_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
 from topic_operator.drift.desired_rows import spec_to_row
+from topic_operator.drift.kinds import FINDING_COLUMNS, Finding
 from topic_operator.drift.processes import _file_uri, load_declared, run_drift_in_processes
 from topic_operator.drift.progress import Progress
 from topic_operator.drift.results import FleetFacts, SnapshotError, write_results
@@ -183,3 +185,15 @@ def test_a_failed_run_leaves_nothing_behind(tmp_path: Path) -> None:
         run_drift_in_processes(load_declared([str(desired)]), snapshots, facts, earlier, processes=2)
     assert sorted(str(p.relative_to(earlier)) for p in earlier.rglob("*")) == ["plans", "plans/kafka-0.json"]
     assert (earlier / "plans" / "kafka-0.json").read_text() == "an earlier run's plan"
+
+
+def test_a_finding_as_a_tuple_is_its_values_in_the_table_columns_order() -> None:
+    findings = [
+        Finding(
+            "c", "t", "missing", "topic", "partitions=3 replicas=3", None, "create", "warning", "declared"
+        ),
+        Finding("c", None, "replica_skew", "replicas", None, "12", "manual", "info", None),
+    ]
+    for finding in findings:
+        assert finding.as_tuple() == dataclasses.astuple(finding)
+    assert tuple(field.name for field in dataclasses.fields(Finding)) == FINDING_COLUMNS
