@@ -80,8 +80,10 @@ def test_plan_pauses_the_cycle_collector_only_while_it_runs(
     snapshot = tmp_path / "snap.jsonl"
     snapshot.write_text(HEADER % "test")
     assert gc.isenabled()
+    frozen = gc.get_freeze_count()
     assert kto(capsys, "plan", "-f", str(manifests), "--snapshot", str(snapshot))[0] == 2
     assert gc.isenabled()
     assert kto(capsys, "plan", "-f", str(manifests), "--snapshot", str(tmp_path / "missing"))[0] == 1
     assert seen == [False, False]
     assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # a process that goes on keeps collecting what the commands left
