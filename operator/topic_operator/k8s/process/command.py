@@ -215,6 +215,7 @@ async def operate(
 
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import REPORTING_COMPONENT, build_kopf_settings, build_registry
+    from topic_operator.k8s.process.garbage_collection import tune_garbage_collection
     from topic_operator.k8s.process.kube_api import KopfEvents, LightkubeApi, SessionEvents
     from topic_operator.k8s.process.leadership import (
         LeaderElector,
@@ -228,6 +229,7 @@ async def operate(
     from topic_operator.manifests.limits import LimitSettingError, limits_from_environment
 
     limit_malloc_arenas()  # before the operator's threads start (see the module)
+    tune_garbage_collection()
     priority = (
         settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
     )
@@ -330,6 +332,8 @@ async def _run_kopf(
     build_registry: Any,
     build_kopf_settings: Any,
 ) -> None:
+    from topic_operator.k8s.process.kopf_memories import memories
+
     readiness = context.readiness
     first_lists = asyncio.create_task(
         readiness.run(lambda plural: api.list_uids(plural, settings.namespaces))
@@ -341,6 +345,7 @@ async def _run_kopf(
             clusterwide=settings.clusterwide,
             namespaces=settings.namespaces,
             memo=kopf.Memo(kto=context),
+            memories=memories(),
             ready_flag=readiness.kopf_ready,
             stop_flag=stop_flag,
         )
