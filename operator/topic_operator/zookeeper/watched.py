@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kazoo.client import KazooClient
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
@@ -65,6 +65,20 @@ from topic_operator.zookeeper.znodes import (
 __all__ = ["WatchedCluster"]
 
 Answer = tuple[bytes, Any]
+
+
+class _KeptStat(NamedTuple):
+    """The two fields of a znode's stat a topic's state is built from (``snapshot.topic_state``): the view keeps
+    an answer per topic and per config for as long as the topic exists, and kazoo's full stat is eleven fields,
+    most of them integers too large to be shared."""
+
+    version: int
+    ctime: int
+
+
+def _kept(answer: Answer) -> Answer:
+    data, stat = answer
+    return data, _KeptStat(stat.version, stat.ctime)
 
 
 @dataclass
@@ -334,7 +348,7 @@ class WatchedCluster:
             if answer is None:
                 self._forget_topic(topic)
             else:
-                self._topic_answers[topic] = answer
+                self._topic_answers[topic] = _kept(answer)
         return set(reads)
 
     def _apply_config_reads(self, client: BoundedClient, reads: dict[str, Pending[Answer]]) -> set[str]:
@@ -346,7 +360,7 @@ class WatchedCluster:
                 self._config_answers.pop(topic, None)
                 missing[topic] = read_exists(client, TopicConfigZNode.path(topic), self._on_config)
             else:
-                self._config_answers[topic] = answer
+                self._config_answers[topic] = _kept(answer)
         for topic, pending in missing.items():
             if pending.value() is not None:  # created meanwhile: its watch will make the next state() read it
                 self._mark(configs=topic)
