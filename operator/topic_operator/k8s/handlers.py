@@ -58,7 +58,6 @@ from topic_operator.k8s.kafkatopics.topics import (
 from topic_operator.k8s.process.login import register_logins
 from topic_operator.k8s.process.persistence import STATUS_FIELD, configure_persistence
 from topic_operator.k8s.process.settings import OperatorSettings
-from topic_operator.k8s.process.time_slices import in_slices
 from topic_operator.k8s.status import same_status
 from topic_operator.model import ClusterState
 from topic_operator.tenancy import tenant_usage
@@ -371,10 +370,9 @@ async def _cluster_round(
     key = (str(body["metadata"].get("namespace")), str(body["metadata"].get("name")))
     handle = ctx.clusters.get(key)
     if verdict.retry is None and handle is not None:
-        bodies = [claim.body async for claim in in_slices(claims.of_cluster(key))]
         try:
             _, state = await check_drift(
-                ctx, handle, bodies, claims=claims, identity_of=_identity_of(identities)
+                ctx, handle, claims.of_cluster(key), claims=claims, identity_of=_identity_of(identities)
             )
             tenants = _tenant_report(ctx, handle, body, state)
         except CLUSTER_FAILURES as error:  # gone between describing the cluster and checking its topics

@@ -513,7 +513,7 @@ def _current(body: Mapping[str, Any]) -> bool:
 async def check_drift(
     ctx: OperatorContext,
     handle: ClusterHandle,
-    bodies: Sequence[Mapping[str, Any]],
+    kept: Sequence[TopicClaim],
     *,
     claims: ClaimsByTopic,
     identity_of: IdentityOf,
@@ -521,18 +521,24 @@ async def check_drift(
     """The drift timer's work for one cluster: plan every owned, unpaused KafkaTopic of it against the watched
     view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
     decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
-    whose owner went away). Returns how many topics drifted, and the cluster as the check read it (the round
-    reports the tenants' usage from it: through the brokers, a read is the whole cluster).
+    whose owner went away). ``kept``: the claims of the cluster's KafkaTopics, each with its body as last seen.
+    Returns how many topics drifted, and the cluster as the check read it (the round reports the tenants' usage
+    from it: through the brokers, a read is the whole cluster).
+
+    A body is decoded from its claim where a walk needs it and dropped after, never all at once: at 50,000
+    KafkaTopics the decoded bodies together would be a few hundred MB more at every check. Every walk gives the
+    event loop back as it goes (``time_slices``).
 
     Each check that completes is one observation of ``kto_drift_check_duration_seconds``; one that fails counts
     nothing, so a rate of 0 warns that a cluster's checks stopped completing. A completed check also counts the
     cluster's KafkaTopics by Ready condition (``census``), with the statuses it has just written."""
     started = time.monotonic()
     state = await handle.run(handle.state)
-    owned: list[tuple[Mapping[str, Any], TopicSpec]] = []
+    owned: list[tuple[TopicClaim, TopicSpec]] = []
     again: list[Mapping[str, Any]] = []
-    slices = TimeSlices()  # every walk over the cluster's KafkaTopics gives the event loop back as it goes
-    async for body in in_slices(bodies, slices):
+    slices = TimeSlices()
+    async for claim in in_slices(kept, slices):
+        body: Mapping[str, Any] = claim.body
         if is_paused(body) or not _current(body):
             continue  # a spec not reconciled yet is TopicWork's to handle (and retry): never raced here
         if _owner_or_none(ctx, body, claims, identity_of) is not None:
@@ -542,11 +548,12 @@ async def check_drift(
         spec, _ = validate_topic(ctx, body)
         if spec is None:
             continue  # Invalid until its spec changes, and then TopicWork handles it
-        owned.append((body, spec))
+        owned.append((claim, spec))
     plan = await handle.run(lambda: handle.reconciler.plan([s for _, s in owned], state=state))
     drifted = 0
     reverts: set[int] = set()  # ids of the bodies in ``again`` that revert drift
-    async for body, spec in in_slices(owned, slices):
+    async for claim, spec in in_slices(owned, slices):
+        body = claim.body
         topic_plan = plan.for_topic(spec.name)
         ready = _ready(body)
         settled = _current(body) and ready.get("status") == "True" and ready.get("reason") in _SETTLED
@@ -581,20 +588,22 @@ async def check_drift(
     verdicts = await asyncio.gather(
         *(reconcile_topic(ctx, body, claims=claims, identity_of=identity_of) for body in again)
     )
-    written: dict[int, Mapping[str, Any]] = {}
+    written: dict[tuple[str, str], Mapping[str, Any]] = {}
     for body, verdict in zip(again, verdicts, strict=True):
         ctx.metrics.reconciles.labels(handle.label, verdict.result).inc()
         if id(body) in reverts and verdict.result == TopicOutcome.APPLIED.value:
             ctx.metrics.drift_reverted.labels(handle.label).inc()
         if verdict.status and not same_status(body.get("status"), verdict.status):
             await _patch(ctx, body, verdict.status)
-            written[id(body)] = verdict.status
+            namespace, name, _, _ = _names(body)
+            written[namespace, name] = verdict.status
             for event in verdict.events:
                 ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
-    census = topic_census(
-        [written.get(id(body), body.get("status")) async for body in in_slices(bodies, slices)]
-    )
-    ctx.metrics.record_census(handle.label, census)
+    statuses = [
+        written.get((claim.namespace, claim.name)) or claim.body.get("status")
+        async for claim in in_slices(kept, slices)
+    ]
+    ctx.metrics.record_census(handle.label, topic_census(statuses))
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted, state
 
