@@ -18,7 +18,7 @@ from typing import Any, Final
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.conditions import READY, Reason
 
-__all__ = ["NO_STATUS", "OTHER_REASON", "TopicCensus", "topic_census"]
+__all__ = ["NO_STATUS", "OTHER_REASON", "CensusTally", "TopicCensus", "topic_census"]
 
 NO_STATUS: Final = "NoStatus"
 """The reason label of a KafkaTopic without a Ready condition yet."""
@@ -41,21 +41,35 @@ class TopicCensus:
 
 def topic_census(statuses: Iterable[Mapping[str, Any] | None]) -> TopicCensus:
     """Count the KafkaTopics whose ``status`` objects are given (None: no status yet)."""
-    counts: Counter[tuple[str, str]] = Counter()
-    since: float | None = None
+    tally = CensusTally()
     for status in statuses:
+        tally.add(status)
+    return tally.census()
+
+
+class CensusTally:
+    """A census counted one status at a time, so that a walk over 50,000 KafkaTopics need not hold every status
+    at once to count them."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[tuple[str, str]] = Counter()
+        self._since: float | None = None
+
+    def add(self, status: Mapping[str, Any] | None) -> None:
         ready = _ready_condition(status)
         if ready is None:
-            counts["unknown", NO_STATUS] += 1
-            continue
+            self._counts["unknown", NO_STATUS] += 1
+            return
         reason = str(ready.get("reason", ""))
         ready_label = _READY_LABELS.get(str(ready.get("status")), "unknown")
-        counts[ready_label, reason if reason in _REASONS else OTHER_REASON] += 1
+        self._counts[ready_label, reason if reason in _REASONS else OTHER_REASON] += 1
         if reason == Reason.REASSIGNING.value:
             began = _unix_time(ready.get("lastTransitionTime"))
-            if began is not None and (since is None or began < since):
-                since = began
-    return TopicCensus(dict(counts), since)
+            if began is not None and (self._since is None or began < self._since):
+                self._since = began
+
+    def census(self) -> TopicCensus:
+        return TopicCensus(dict(self._counts), self._since)
 
 
 def _ready_condition(status: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

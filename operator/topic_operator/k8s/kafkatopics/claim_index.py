@@ -28,7 +28,9 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
     """The claims by Kafka topic name (``ownership.ClaimsByTopic``): one topic's claims in O(1)."""
 
     def __init__(self) -> None:
-        self._by_topic: dict[str, dict[ObjectKey, TopicClaim]] = {}
+        self._by_topic: dict[str, TopicClaim | dict[ObjectKey, TopicClaim]] = {}
+        """A topic's one claim, or its claims by object when there are several: nearly every topic has one,
+        and a dict of one claim would cost every KafkaTopic a dict's 232 bytes."""
         self._by_object: dict[ObjectKey, TopicClaim] = {}
         self._by_tenant: dict[TenantKey, dict[ObjectKey, str]] = {}
         self._by_cluster: dict[ClusterKey, dict[ObjectKey, TopicClaim]] = {}
@@ -38,7 +40,13 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         key = (claim.namespace, claim.name)
         self.drop(*key)
         self._by_object[key] = claim
-        self._by_topic.setdefault(claim.topic, {})[key] = claim
+        store = self._by_topic.get(claim.topic)
+        if store is None:
+            self._by_topic[claim.topic] = claim
+        elif isinstance(store, dict):
+            store[key] = claim
+        else:
+            self._by_topic[claim.topic] = {(store.namespace, store.name): store, key: claim}
         self._by_cluster.setdefault(claim.cluster_key, {})[key] = claim
         if claim.cluster_key[0] != claim.namespace:  # a tenant of another namespace's KafkaCluster
             self._by_tenant.setdefault((claim.cluster_key, claim.namespace), {})[key] = claim.topic
@@ -49,9 +57,12 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         if previous is None:
             return
         store = self._by_topic[previous.topic]
-        del store[(namespace, name)]
-        if not store:
+        if not isinstance(store, dict):
             del self._by_topic[previous.topic]
+        else:
+            del store[(namespace, name)]
+            if len(store) == 1:
+                [self._by_topic[previous.topic]] = store.values()
         cluster = self._by_cluster[previous.cluster_key]
         del cluster[(namespace, name)]
         if not cluster:
@@ -101,7 +112,8 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         return iter(self._by_object.values())
 
     def __getitem__(self, topic: str) -> Collection[TopicClaim]:
-        return self._by_topic[topic].values()
+        store = self._by_topic[topic]
+        return store.values() if isinstance(store, dict) else (store,)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_topic)

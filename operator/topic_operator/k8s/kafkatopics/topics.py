@@ -29,7 +29,7 @@ from topic_operator.k8s.conditions import READY, Condition, Reason, merge_condit
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.kafkaclusters.registry import ClusterHandle, TopicReport, TopicRequest
-from topic_operator.k8s.kafkatopics.census import topic_census
+from topic_operator.k8s.kafkatopics.census import CensusTally
 from topic_operator.k8s.kafkatopics.deletion import release_overdue
 from topic_operator.k8s.kafkatopics.ownership import (
     ClaimsByTopic,
@@ -599,11 +599,10 @@ async def check_drift(
             written[namespace, name] = verdict.status
             for event in verdict.events:
                 ctx.events.post(body, type=event.type, reason=event.reason, message=event.message)
-    statuses = [
-        written.get((claim.namespace, claim.name)) or claim.body.get("status")
-        async for claim in in_slices(kept, slices)
-    ]
-    ctx.metrics.record_census(handle.label, topic_census(statuses))
+    tally = CensusTally()
+    async for claim in in_slices(kept, slices):
+        tally.add(written.get((claim.namespace, claim.name)) or claim.body.get("status"))
+    ctx.metrics.record_census(handle.label, tally.census())
     ctx.metrics.drift_check_duration.labels(handle.label).observe(time.monotonic() - started)
     return drifted, state
 
