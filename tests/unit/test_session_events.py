@@ -39,3 +39,14 @@ def test_before_a_login_kopfs_poster_posts() -> None:
     events = SessionEvents(fallback, "kto")
     events.post(TOPIC, type="Normal", reason="Created", message="m")
     assert fallback.posted == [("Normal", "Created")]
+
+
+def test_an_event_made_on_a_whole_second_keeps_its_microseconds() -> None:
+    """The API server parses eventTime as a MicroTime ("2006-01-02T15:04:05.000000Z07:00") and refused, with
+    400, an Event whose time had no fraction, which ``isoformat()`` writes on a whole second."""
+    import datetime
+
+    whole = datetime.datetime(2026, 11, 27, 17, 49, 43, tzinfo=datetime.UTC)
+    event = event_body(TOPIC, type="Normal", reason="Created", message="m", component="kto", at=whole)
+    assert event["eventTime"] == "2026-11-27T17:49:43.000000+00:00"
+    assert event["firstTimestamp"] == event["lastTimestamp"] == event["eventTime"]
