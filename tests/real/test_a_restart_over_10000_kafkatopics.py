@@ -9,27 +9,20 @@ persistence settings), as after a first run. Creating them through the API takes
 from __future__ import annotations
 
 import asyncio
-import datetime
-import json
-import os
-import ssl
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
 from kazoo.client import KazooClient
 
-from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready
+from harness.kto_objects import kafka_cluster, kafka_topic, wait_cluster_ready
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator
 from harness.real_apiserver import RealApiServer, installed_apiserver, operator_kubeconfig_of
+from harness.settled_topics import create_settled, operator_idle
 from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
-from topic_operator.k8s.conditions import READY, Condition, Reason
-from topic_operator.k8s.status import topic_status
 from topic_operator.manifests.loader import load_objects
 from topic_operator.reconcile import Reconciler
 from topic_operator.zookeeper.snapshot import read_cluster
@@ -68,40 +61,6 @@ READY_WITHIN = 60.0
 ACCOUNT = "system:serviceaccount:kafka-topic-operator:kafka-topic-operator"
 
 
-def _settled_status(body: dict[str, Any], state: Any, now: datetime.datetime) -> dict[str, Any]:
-    """What the operator's first run left on a KafkaTopic it created: its status (kopf keeps no record of a
-    KafkaTopic: ``topic_work``)."""
-    ready = Condition(READY, True, Reason.CREATED, f"Created topic {body['metadata']['name']}")
-    return topic_status(generation=body["metadata"]["generation"], topic=body["metadata"]["name"],
-                        state=state, ready=ready, now=now)  # fmt: skip
-
-
-async def _create_settled(
-    apiserver: RealApiServer, namespace: str, bodies: list[dict[str, Any]], states: Any
-) -> None:
-    """Create every KafkaTopic, then write its status, 32 requests at a time over kept-alive connections."""
-    context = ssl.create_default_context(cafile=str(apiserver.credentials.ca_file))
-    headers = {"Authorization": f"Bearer {apiserver.credentials.admin_token}"}
-    base = f"{apiserver.url}/apis/{KTO_API}/namespaces/{namespace}/kafkatopics"
-    gate = asyncio.Semaphore(32)
-    now = datetime.datetime.now(datetime.UTC)
-    connector = aiohttp.TCPConnector(limit=32, ssl=context)
-    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
-
-        async def one(body: dict[str, Any]) -> None:
-            async with gate:
-                async with session.post(base, json=body) as answer:
-                    created = await answer.json()
-                    assert answer.status == 201, created
-                status = _settled_status(created, states[created["metadata"]["name"]], now)
-                async with session.patch(f"{base}/{created['metadata']['name']}/status",
-                                         data=json.dumps({"status": status}),
-                                         headers={"Content-Type": "application/merge-patch+json"}) as answer:  # fmt: skip
-                    assert answer.status == 200, await answer.text()
-
-        await asyncio.gather(*(one(body) for body in bodies))
-
-
 def _writes(apiserver: RealApiServer, since: int) -> dict[str, int]:
     """The operator's writes after audit event ``since``, by resource (leader Lease renewals apart)."""
     found: dict[str, int] = {}
@@ -131,7 +90,7 @@ def test_a_restart_over_10000_settled_kafkatopics_is_ready_within_60_s_and_write
     states = read_cluster(kafka_zk).topics
     assert len(states) == TOPICS
     kube.create("kafkaclusters", cluster)
-    asyncio.run(_create_settled(apiserver, namespace, bodies, states))
+    asyncio.run(create_settled(apiserver, namespace, bodies, states))
     audited = len(apiserver.audit_events(ACCOUNT))
 
     started = time.monotonic()
@@ -143,7 +102,7 @@ def test_a_restart_over_10000_settled_kafkatopics_is_ready_within_60_s_and_write
     # The first drift check, at start, plans all 10,000 against ZooKeeper; kopf resumes every object meanwhile.
     eventually(lambda: (operator.metric("kto_drift_check_duration_seconds_count", cluster=f"{namespace}/main")
                         or 0) >= 1, timeout=120, what="the first drift check")  # fmt: skip
-    eventually(lambda: _idle(operator), timeout=180, what="the operator idle", interval=0.5)
+    eventually(lambda: operator_idle(operator), timeout=180, what="the operator idle", interval=0.5)
     writes = _writes(apiserver, audited)
     # Not one about a KafkaTopic. The KafkaCluster's new session is announced: at most its status (its
     # connection's message) and one Connected Event (the audit log cannot tell whose Event it is: at most one).
@@ -151,15 +110,3 @@ def test_a_restart_over_10000_settled_kafkatopics_is_ready_within_60_s_and_write
     assert writes.get("events", 0) <= 1, writes
     assert writes.get("kafkaclusters/status", 0) <= 1, writes
     assert operator.stop() == 0
-
-
-def _idle(operator: Operator, window: float = 2.0) -> bool:
-    """Less than 5 % of a core over ``window`` seconds (kopf has resumed every object)."""
-
-    def cpu() -> float:
-        fields = Path(f"/proc/{operator.process.pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    before = cpu()
-    time.sleep(window)
-    return cpu() - before < 0.05 * window
