@@ -85,6 +85,9 @@ _LIST_PAGE: Final = 500
 _WORKER_IDLE_TIMEOUT: Final = 0.5
 """Seconds a kopf worker waits for its object's next event before it leaves (kopf's default: 5)."""
 
+_VALIDATIONS_SLACK: Final = 1_000
+"""Validations kept beyond one per KafkaTopic: those of KafkaTopics deleted while the watch was away."""
+
 _SHARED_TEXT: Final = 64
 """Strings up to this length are shared between the copies (``sys.intern``): keys, names, reasons, config values."""
 
@@ -226,11 +229,15 @@ def keep_claim(ctx: OperatorContext, body: Mapping[str, Any], type: str | None) 
     metadata = mapping(body.get("metadata"))
     if type == "DELETED":
         ctx.claims.drop(str(metadata.get("namespace")), str(metadata.get("name")))
+        ctx.validations.drop(metadata.get("uid"))
         return None
     plain = _topic_body(body)
     claim = claim_of(body, keep=plain)
     if claim is not None:
         ctx.claims.put(claim)
+        # One validation kept per KafkaTopic: with fewer places than KafkaTopics, every drift check (which walks
+        # them all in the same order) would find none of them and validate the whole cluster again.
+        ctx.validations.make_room_for(ctx.claims.objects + _VALIDATIONS_SLACK)
     else:
         ctx.claims.drop(str(metadata.get("namespace")), str(metadata.get("name")))
     return plain

@@ -107,6 +107,11 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         """Every KafkaCluster some KafkaTopic names."""
         return list(self._by_cluster)
 
+    @property
+    def objects(self) -> int:
+        """How many KafkaTopics claim a topic."""
+        return len(self._by_object)
+
     def claims(self) -> Iterator[TopicClaim]:
         """Every claim: for a KafkaCluster's report and drift check (once per timer run), never per event."""
         return iter(self._by_object.values())

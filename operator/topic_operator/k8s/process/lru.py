@@ -33,5 +33,14 @@ class Lru(Generic[K, V]):
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
 
+    def drop(self, key: K) -> None:
+        """Forget ``key`` (its object is gone)."""
+        self._entries.pop(key, None)
+
+    def make_room_for(self, size: int) -> None:
+        """Hold at least ``size`` entries from now on: a cache read in turn over every object (a drift check
+        walks them all in the same order) misses on every read once the objects outnumber it by even one."""
+        self._size = max(self._size, size)
+
     def __len__(self) -> int:
         return len(self._entries)
