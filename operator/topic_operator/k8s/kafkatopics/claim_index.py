@@ -113,7 +113,8 @@ class ClaimIndex(Mapping[str, Collection[TopicClaim]]):
         return len(self._by_object)
 
     def claims(self) -> Iterator[TopicClaim]:
-        """Every claim: for a KafkaCluster's report and drift check (once per timer run), never per event."""
+        """Every claim, of every cluster (the drift check and the managed count read one cluster's through
+        ``of_cluster`` and ``topics_of``): never per event."""
         return iter(self._by_object.values())
 
     def __getitem__(self, topic: str) -> Collection[TopicClaim]:
