@@ -14,7 +14,7 @@ MAKEFLAGS += --no-print-directory
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-INSTALL_STAMP := $(VENV)/.installed-extras-dev-spark
+INSTALL_STAMP := $(VENV)/.installed-extras-dev-spark-docs
 LINT_PATHS := $(wildcard operator tests bench)
 PYTEST_ARGS ?=
 
@@ -22,7 +22,7 @@ PYTEST_ARGS ?=
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help system-deps venv lint test test-fast demo bench clean
+.PHONY: help system-deps venv lint test test-fast demo bench docs clean
 
 help:
 	@echo "make demo       run 'kto demo' (installs what is missing first)"
@@ -30,17 +30,19 @@ help:
 	@echo "make test-fast  tests without the slow (ensemble) and Spark ones"
 	@echo "make lint       ruff check, ruff format --check, mypy --strict"
 	@echo "make bench      run every bench/*.py"
+	@echo "make docs       build the documentation site into site/ (strict: a broken link or anchor fails)"
 	@echo "make venv       create .venv and install the project with its dev and spark extras"
 	@echo "make system-deps  Debian's zookeeper (brings Java), etcd-server, prometheus (promtool), python3-venv when missing"
 
 # Debian's zookeeper package provides the real server the tests and the demo start, and pulls in a JRE (which
 # Spark and the real Kafka brokers of ../shared/servers need too); etcd-server is the store of the real
 # kube-apiserver that the tests/real tier starts; prometheus provides promtool, which checks and unit-tests the
-# alert rules. `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that was removed but
+# alert rules; graphviz renders the documentation site's pictures when it is built, and Debian's chromium opens
+# the built site headless in the tests (it renders, and its search finds what it should). `dpkg-query` rather than `dpkg -s`: the latter also succeeds for a package that was removed but
 # left its configuration files behind.
 system-deps:
 	@missing=""; \
-	for package in zookeeper etcd-server prometheus; do \
+	for package in zookeeper etcd-server prometheus graphviz chromium; do \
 		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$package"; \
 	done; \
 	$(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
@@ -50,7 +52,8 @@ system-deps:
 		$(APT_GET) install -y -q --no-install-recommends $$missing; \
 	fi; \
 	command -v java >/dev/null || { echo "system-deps: no java on PATH after installing zookeeper" >&2; exit 1; }; \
-	command -v promtool >/dev/null || { echo "system-deps: no promtool on PATH after installing prometheus" >&2; exit 1; }
+	command -v promtool >/dev/null || { echo "system-deps: no promtool on PATH after installing prometheus" >&2; exit 1; }; \
+	command -v dot >/dev/null || { echo "system-deps: no dot on PATH after installing graphviz" >&2; exit 1; }
 
 venv: $(INSTALL_STAMP)
 
@@ -58,7 +61,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(INSTALL_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[dev,spark]'
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[dev,spark,docs]'
 	@touch $@
 
 lint: venv
@@ -89,5 +92,10 @@ bench: system-deps venv
 		$(BIN)/python "$$bench"; \
 	done
 
+# The site is built with nothing from the network: its pictures are rendered here by Graphviz, its fonts are the
+# reader's own, and its search index is built into the site.
+docs: system-deps venv
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis operator/*.egg-info
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis operator/*.egg-info
