@@ -15,7 +15,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALL_STAMP := $(VENV)/.installed-extras-dev-spark-docs
-LINT_PATHS := $(wildcard operator tests bench)
+LINT_PATHS := $(wildcard operator tests bench tools)
 PYTEST_ARGS ?=
 
 # apt needs root; sudo only when we are not root already (CI and the dev machines run as root).

@@ -1,0 +1,1 @@
+"""Tools that build and check the project's documentation; not part of the installed package."""

@@ -1,0 +1,1 @@
+"""MkDocs hooks, loaded by path from mkdocs.yml's ``hooks:``."""
