@@ -1,0 +1,34 @@
+"""The documentation site's tests: one strict build per session, one real ZooKeeper (the suite's own), one real
+kube-apiserver with the CRDs installed, and one headless chromium, each started once and stopped by the fixture
+that started it. Tests that need a server the machine lacks skip with one line naming it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.docs_site import BuiltSite, build_site
+from harness.real_apiserver import RealApiServer, installed_apiserver
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+DOCS = REPOSITORY / "docs"
+
+
+@pytest.fixture(scope="session")
+def docs_dir() -> Path:
+    return DOCS
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """``mkdocs build --strict`` of the repository's docs, once per session, into a temporary directory."""
+    return build_site(REPOSITORY, tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="session")
+def docs_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServer]:
+    """etcd and kube-apiserver with ``manifests/install/`` applied (the CRDs among it), for the whole session."""
+    with installed_apiserver(tmp_path_factory.mktemp("docs-apiserver")) as server:
+        yield server
