@@ -1,7 +1,7 @@
 """The alerts (issue 26), as Prometheus users test theirs: ``promtool check rules`` on the PrometheusRule the chart
 renders, ``promtool test rules`` with series that make each alert fire and series that must not, every metric an
-expression names one the operator exports, and a runbook in the README for each alert. The plain copy under
-manifests/monitoring/ holds the same rules."""
+expression names one the operator exports, and a runbook on the site's alerts page for each alert. The plain copy
+under manifests/monitoring/ holds the same rules."""
 
 from __future__ import annotations
 
@@ -22,7 +22,10 @@ needs_promtool = pytest.mark.skipif(
     reason="promtool not installed (Debian's prometheus package; make system-deps installs it)",
 )
 UNIT_TESTS = Path(__file__).with_name("alerts.promtool-test.yaml")
-RUNBOOKS = "https://github.com/kafka-topic-operator/kafka-topic-operator/blob/main/README.md#"
+RUNBOOKS_PAGE = Path("docs/operations/alerts.md")
+"""The site's page with one heading per alert, which every rule's ``runbook_url`` points into."""
+REPOSITORY = "https://github.com/kafka-topic-operator/kafka-topic-operator/blob/main/"
+RUNBOOKS = f"{REPOSITORY}{RUNBOOKS_PAGE.as_posix()}#"
 
 
 def rendered_rule() -> dict[str, Any]:
@@ -90,18 +93,18 @@ def test_every_metric_an_alert_names_is_exported() -> None:
         assert named <= exported, (rule["alert"], sorted(named - exported))
 
 
-def test_every_alert_has_a_severity_a_summary_and_a_runbook_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
-    anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", readme, flags=re.MULTILINE)}
+def test_every_alert_has_a_severity_a_summary_and_a_runbook_on_the_alerts_page() -> None:
+    page = (ROOT / RUNBOOKS_PAGE).read_text()
+    anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", page, flags=re.MULTILINE)}
     for rule in alerts(rendered_rule()["spec"]):
         assert rule["labels"]["severity"] in {"critical", "warning"}, rule["alert"]
         assert rule["annotations"]["summary"], rule["alert"]
         assert rule["annotations"]["description"], rule["alert"]
         runbook = rule["annotations"]["runbook_url"]
         assert runbook == RUNBOOKS + rule["alert"].lower()
-        assert runbook.removeprefix(RUNBOOKS) in anchors, f"README has no section {rule['alert']}"
+        assert runbook.removeprefix(RUNBOOKS) in anchors, f"{RUNBOOKS_PAGE} has no heading {rule['alert']}"
 
 
 def _anchor(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    """The anchor MkDocs (and GitHub) gives a heading: lower case, punctuation dropped, spaces as hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")

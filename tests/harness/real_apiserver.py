@@ -388,7 +388,7 @@ def wait_established(kube: KubeClient, name: str, timeout: float = 30) -> None:
 
 @contextlib.contextmanager
 def installed_apiserver(directory: Path) -> Iterator[RealApiServer]:
-    """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the README says);
+    """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the install guide says);
     stopped by PID on leaving. Skips the test when the binaries are missing, naming what is."""
     binaries = api_server_binaries()
     if isinstance(binaries, str):

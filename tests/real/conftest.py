@@ -35,7 +35,8 @@ pytestmark = pytest.mark.real_servers
 
 @pytest.fixture(scope="session")
 def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApiServer]:
-    """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the README says)."""
+    """etcd and kube-apiserver with RBAC on, and ``manifests/install/`` applied server-side (as the install guide
+    says)."""
     with installed_apiserver(tmp_path_factory.mktemp("apiserver")) as server:
         yield server
 

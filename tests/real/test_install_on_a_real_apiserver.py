@@ -211,7 +211,7 @@ def test_the_throttle_bound_is_the_one_the_api_server_holds(
 
 
 def test_the_argocd_health_checks_are_a_configmap_the_api_server_takes(kube: KubeClient) -> None:
-    """What the README tells Argo CD users to merge into ``argocd-cm``. (The PrometheusRule and ServiceMonitor of
+    """What the Argo CD page tells its users to merge into ``argocd-cm``. (The PrometheusRule and ServiceMonitor of
     ``manifests/monitoring/`` need prometheus-operator's CRDs, which this API server does not have.)"""
     (document,) = _documents(ROOT / "manifests" / "argocd" / "argocd-cm-kto-health.yaml")
     kube.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}})

@@ -47,7 +47,7 @@ def test_the_state_rebuilt_from_split_rows_plans_like_the_snapshot() -> None:
 
 def test_document_is_kto_plans_json_and_facts_cover_what_changes() -> None:
     result = plan_cluster(DECLARED, STATE, ClusterSpec("main", ""), seed=4)
-    # kto plan -o json's document less manifest_errors (README, "Outputs"): the plan and the cluster's problems
+    # kto plan -o json's document less manifest_errors (the drift guide, "Outputs"): the plan and the cluster's problems
     expected = plan_to_dict(plan(DECLARED, STATE, ClusterSpec("main", ""), seed=4))
     assert json.loads(result.document) == {**expected, **cluster_problems(STATE, (3, 4))}
     facts = {f.topic: f for f in result.facts}

@@ -1,4 +1,4 @@
-"""The CI jobs the README's "GitOps pull requests" section gives to copy: YAML that parses, shell that ``bash -n``
+"""The CI jobs the site's "GitOps pull requests" guide gives to copy: YAML that parses, shell that ``bash -n``
 accepts, and ``kto`` command lines that kto's own parser accepts (neither GitHub nor GitLab can run here)."""
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ import yaml
 
 from topic_operator.cli.main import build_parser
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "gitops-pull-requests.md"
 
 
 def ci_examples() -> list[dict[str, Any]]:
-    text = README.read_text()
-    section = text[text.index("## GitOps pull requests") : text.index("## Monitoring")]
-    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", section, flags=re.DOTALL)]
+    text = GUIDE.read_text()
+    return [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)]
 
 
 def scripts(example: dict[str, Any]) -> list[str]:
