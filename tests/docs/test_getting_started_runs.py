@@ -47,6 +47,7 @@ def test_the_first_topic_with_the_operator_runs_as_the_page_shows(
     kafka_zk: KazooClient,
     docs_apiserver: RealApiServer,
 ) -> None:
+    (tmp_path / "crds").symlink_to(docs_dir.parent / "crds")  # the page runs from a clone of the repository
     run = PageRun(
         tmp_path,
         substitutions={PAGE_CONNECT: zk_chroot.connect_string},

@@ -113,7 +113,7 @@ def _run_command(run: PageRun, command: str, stack: ExitStack, block: Block) -> 
     if words[:1] == ["kubectl"]:
         if run.apiserver is None:
             raise AssertionError(f"{block.where}: kubectl on a page run without an API server")
-        result = run_kubectl(run.apiserver, real, run.directory)
+        result = run_kubectl(run.apiserver, real, run.directory, run.into_page)
         return _Printed(command, result.code, result.output)
     raise AssertionError(f"{block.where}: the tests cannot run this command: {command}")
 

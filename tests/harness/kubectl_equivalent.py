@@ -14,7 +14,7 @@ import shlex
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,13 +95,13 @@ def _apply(kube: KubeClient, arguments: list[str], directory: Path) -> KubectlRe
     return KubectlResult(0, "".join(f"{line}\n" for line in lines))
 
 
-def _table(table: dict[str, Any], all_namespaces: bool) -> str:
+def _table(table: dict[str, Any], all_namespaces: bool, shown: Callable[[str], str]) -> str:
     columns = [(i, c["name"].upper()) for i, c in enumerate(table["columnDefinitions"]) if c["priority"] == 0]
     rows = [[name for _, name in columns]]
     if all_namespaces:
         rows[0].insert(0, "NAMESPACE")
     for row in table["rows"]:
-        cells = ["<none>" if row["cells"][i] is None else str(row["cells"][i]) for i, _ in columns]
+        cells = ["<none>" if row["cells"][i] is None else shown(str(row["cells"][i])) for i, _ in columns]
         if all_namespaces:
             cells.insert(0, row["object"]["metadata"].get("namespace", ""))
         rows.append(cells)
@@ -125,7 +125,9 @@ def _server_table(server: RealApiServer, path: str) -> dict[str, Any]:
         raise KubeApiError(error.code, error.read().decode(errors="replace")) from None
 
 
-def _get(server: RealApiServer, kube: KubeClient, arguments: list[str]) -> KubectlResult:
+def _get(
+    server: RealApiServer, kube: KubeClient, arguments: list[str], shown: Callable[[str], str]
+) -> KubectlResult:
     options = _options(arguments)
     resource = _resources(kube)[options.positional[0]]
     namespace = None if options.all_namespaces or not resource.namespaced else options.namespace
@@ -136,7 +138,7 @@ def _get(server: RealApiServer, kube: KubeClient, arguments: list[str]) -> Kubec
     if not table["rows"]:
         where = f" in {namespace} namespace" if namespace else ""
         return KubectlResult(0, f"No resources found{where}.\n")
-    return KubectlResult(0, _table(table, options.all_namespaces))
+    return KubectlResult(0, _table(table, options.all_namespaces, shown))
 
 
 def _wait(kube: KubeClient, arguments: list[str]) -> KubectlResult:
@@ -184,8 +186,12 @@ def _options(arguments: list[str]) -> _Options:
     return options
 
 
-def run_kubectl(server: RealApiServer, command: str, directory: Path) -> KubectlResult:
-    """One ``kubectl ...`` line, as the admin's kubectl would run it against ``server`` from ``directory``."""
+def run_kubectl(
+    server: RealApiServer, command: str, directory: Path, shown: Callable[[str], str] = str
+) -> KubectlResult:
+    """One ``kubectl ...`` line, as the admin's kubectl would run it against ``server`` from ``directory``.
+    ``shown`` turns a table cell into what the reader's machine would show (the page's connect string for the
+    test's), before the columns are laid out."""
     kube = server.client()
     words = shlex.split(command)
     if words[:1] != ["kubectl"] or len(words) < 2:
@@ -195,7 +201,7 @@ def run_kubectl(server: RealApiServer, command: str, directory: Path) -> Kubectl
         if verb == "apply":
             return _apply(kube, arguments, directory)
         if verb == "get":
-            return _get(server, kube, arguments)
+            return _get(server, kube, arguments, shown)
         if verb == "wait":
             return _wait(kube, arguments)
         if verb == "create" and arguments[:1] == ["namespace"]:
