@@ -27,6 +27,12 @@ def _controller(client: KazooClient) -> object:
     return lambda: bring_partitions_online(client, read_cluster(client))
 
 
+@pytest.mark.timeout(60)
+def test_the_setup_page_demo_runs(docs_dir: Path, tmp_path: Path) -> None:
+    """``kto demo`` starts and stops its own ZooKeeper."""
+    assert run_page(docs_dir / "getting-started" / "setup.md", PageRun(tmp_path), "kto") == 1
+
+
 @pytest.mark.timeout(90)
 def test_the_first_topic_with_kto_runs_as_the_page_shows(
     docs_dir: Path, tmp_path: Path, zk_chroot: ZkChroot, kafka_zk: KazooClient
