@@ -22,7 +22,7 @@ PYTEST_ARGS ?=
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help system-deps venv lint test test-fast demo bench docs clean
+.PHONY: help system-deps venv lint test test-fast demo bench docs docs-reference clean
 
 help:
 	@echo "make demo       run 'kto demo' (installs what is missing first)"
@@ -31,6 +31,7 @@ help:
 	@echo "make lint       ruff check, ruff format --check, mypy --strict"
 	@echo "make bench      run every bench/*.py"
 	@echo "make docs       build the documentation site into site/ (strict: a broken link or anchor fails)"
+	@echo "make docs-reference  regenerate docs/reference/ from the code (CRDs, CLI, metrics, reasons, settings, Helm values)"
 	@echo "make venv       create .venv and install the project with its dev and spark extras"
 	@echo "make system-deps  Debian's zookeeper (brings Java), etcd-server, prometheus (promtool), python3-venv when missing"
 
@@ -96,6 +97,11 @@ bench: system-deps venv
 # reader's own, and its search index is built into the site.
 docs: system-deps venv
 	$(BIN)/mkdocs build --strict --site-dir site
+
+# The reference pages are generated from the code, never edited by hand; tests/docs/test_reference_is_current.py
+# fails when one is stale and names this target.
+docs-reference: venv
+	$(BIN)/python -m tools.docs_reference
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis operator/*.egg-info

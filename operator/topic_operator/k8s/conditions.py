@@ -18,53 +18,35 @@ READY = "Ready"
 
 
 class Reason(StrEnum):
-    """Every reason a Ready condition of ours can carry (the CRDs' descriptions list the KafkaTopic ones)."""
+    """Every reason a Ready condition of ours can carry (the CRDs' descriptions list the KafkaTopic ones).
+
+    What each means, who carries it and what to do about it: ``condition_reasons.REASON_GUIDES``, one entry per
+    member (the reference page and its test are generated from it), so the words are written once, there.
+    """
 
     CREATED = "Created"
-    """The topic was created by this reconcile."""
     UPDATED = "Updated"
-    """Partitions were added or configs changed by this reconcile."""
     IN_SYNC = "InSync"
-    """Kafka already matched the declaration."""
     ADOPTED = "Adopted"
-    """The topic existed before this KafkaTopic declared it, and is now managed by it (changed or not)."""
     INVALID = "Invalid"
-    """The declaration breaks a CRD or Kafka rule (Kafka's own message is the condition's)."""
     NOT_SUPPORTED = "NotSupported"
-    """Valid, but not something kafka-topic-operator does (replication factor change, moving replicas)."""
     CONFLICT = "Conflict"
-    """Another KafkaTopic owns this topic, or other writers kept changing it."""
     CLUSTER_UNAVAILABLE = "ClusterUnavailable"
-    """The KafkaCluster is missing, not connected, or failed mid-reconcile; retried later."""
     PAUSED = "Paused"
-    """Annotation ``kto.dev/paused: "true"``: reconciliation stopped."""
     PLANNED = "Planned"
-    """``mode: Plan``: changes are pending in status.plan and were not applied."""
     REASSIGNING = "Reassigning"
-    """Kafka's controller is moving the topic's replicas (a partition reassignment); Ready once it is done."""
     FORBIDDEN = "Forbidden"
-    """The KafkaCluster does not grant the KafkaTopic's namespace, or the topic name is outside its prefixes
-    (``spec.tenants``); nothing is written."""
     QUOTA_EXCEEDED = "QuotaExceeded"
-    """The creation or partition increase would take the namespace over its quota on the KafkaCluster; retried
-    at each drift check, so it lands once the namespace has room."""
     POLICY_VIOLATION = "PolicyViolation"
-    """The topic, or the change, breaks the per-topic limits the KafkaCluster sets for the namespace."""
     CLUSTER_NOT_FOUND = "ClusterNotFound"
-    """No KafkaCluster of that name exists in the namespace ``spec.cluster`` names; reconciled when it appears."""
     CONNECTED = "Connected"
-    """KafkaCluster: a ZooKeeper session is held and the path looks like a Kafka cluster."""
     AUTH_FAILED = "AuthFailed"
     CHROOT_MISSING = "ChrootMissing"
     NOT_A_KAFKA_CLUSTER = "NotAKafkaCluster"
     SECRET_MISSING = "SecretMissing"
     KRAFT_MIGRATION = "KRaftMigration"
-    """KafkaCluster: reachable, but at a stage of a migration to KRaft where nothing may be written (semantics
-    §15); its changes wait. A KafkaTopic: its change waits for that stage to pass."""
     CLUSTER_MISMATCH = "ClusterMismatch"
-    """KafkaCluster: spec.zookeeper and spec.bootstrapServers reach two different Kafka clusters."""
     WRITER_CHANGED = "WriterChanged"
-    """KafkaCluster (an Event): the migration to KRaft moved to a stage written through another path."""
 
 
 @dataclass(frozen=True, slots=True)
