@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-if str(REPOSITORY) not in sys.path:  # tools/ runs from the repository root (make docs-reference); not installed
+if (
+    str(REPOSITORY) not in sys.path
+):  # tools/ runs from the repository root (make docs-reference); not installed
     sys.path.insert(0, str(REPOSITORY))
 
 from tools.docs_reference.markdown import GENERATED_BY  # noqa: E402
@@ -30,7 +32,9 @@ def test_every_generated_page_is_current(generated: dict[Path, str]) -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_every_page_says_on_its_first_line_that_it_is_generated_and_by_what(generated: dict[Path, str]) -> None:
+def test_every_page_says_on_its_first_line_that_it_is_generated_and_by_what(
+    generated: dict[Path, str],
+) -> None:
     for path, text in generated.items():
         first = text.splitlines()[0]
         assert first.startswith("<!-- Generated from "), path
