@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import BrowserContext
 
 from harness.docs_site import BuiltSite, build_site
 from harness.real_apiserver import RealApiServer, installed_apiserver
+from harness.site_browser import CHROMIUM, open_browser
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DOCS = REPOSITORY / "docs"
@@ -32,3 +34,12 @@ def docs_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApi
     """etcd and kube-apiserver with ``manifests/install/`` applied (the CRDs among it), for the whole session."""
     with installed_apiserver(tmp_path_factory.mktemp("docs-apiserver")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
+    """Debian's chromium, headless, with a fresh profile, for the whole session."""
+    if not CHROMIUM.is_file():
+        pytest.skip(f"a headless browser: {CHROMIUM} not found (Debian's chromium package)")
+    with open_browser(tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
