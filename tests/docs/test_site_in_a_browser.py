@@ -29,16 +29,28 @@ def test_every_page_renders_without_errors(built_site: BuiltSite, browser: Brows
     assert len(pages) > 5
 
 
-@pytest.mark.timeout(60)
-def test_the_search_finds_kafkatopic(built_site: BuiltSite, browser: BrowserContext) -> None:
+def _search(built_site: BuiltSite, browser: BrowserContext, query: str) -> tuple[str, list[str]]:
     page = browser.new_page()
     try:
         with serve(built_site.directory) as base:
-            titles = search_results(page, base, "KafkaTopic")
+            return search_results(page, base, query)
     finally:
         page.close()
-    assert titles, "searching for KafkaTopic listed nothing"
+
+
+@pytest.mark.timeout(60)
+def test_the_search_finds_kafkatopic(built_site: BuiltSite, browser: BrowserContext) -> None:
+    summary, titles = _search(built_site, browser, "KafkaTopic")
+    assert titles, f"searching for KafkaTopic listed nothing ({summary})"
     assert any("KafkaTopic" in t for t in titles), titles
+
+
+@pytest.mark.timeout(60)
+def test_the_search_check_sees_a_search_that_finds_nothing(
+    built_site: BuiltSite, browser: BrowserContext
+) -> None:
+    """The same reading of the results, for a word no page has: no result, said so (the check above can fail)."""
+    assert _search(built_site, browser, "Zqxwvbnmkj") == ("No matching documents", [])
 
 
 @pytest.mark.timeout(60)

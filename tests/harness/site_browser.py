@@ -148,12 +148,16 @@ def page_problems(context: BrowserContext, url: str) -> PageProblems:
     return found
 
 
-def search_results(page: Page, base_url: str, query: str) -> list[str]:
-    """Material's search, as a reader uses it: open it, type ``query``, and read the titles of the results."""
-    page.goto(base_url, wait_until="networkidle")
+def search_results(page: Page, base_url: str, query: str) -> tuple[str, list[str]]:
+    """Material's search, as a reader uses it: type ``query`` and wait for its answer. Returns the line over the
+    results ("24 matching documents", "No matching documents") and the results' titles."""
+    page.goto(base_url, wait_until="load")
     search = page.locator("input[data-md-component='search-query']")
     search.click()
     search.press_sequentially(query)
-    results = page.locator(".md-search-result__item")
-    results.first.wait_for(state="visible")
-    return [text.strip() for text in results.all_inner_texts()]
+    meta = page.locator(".md-search-result__meta")
+    page.wait_for_function(
+        "element => /matching document/i.test(element.textContent)", arg=meta.element_handle()
+    )
+    titles = [text.strip() for text in page.locator(".md-search-result__item").all_inner_texts()]
+    return meta.inner_text().strip(), titles
