@@ -41,7 +41,12 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page}:{self.line}"
+        """``page:line``, the page relative to the working directory when it is under it (as pytest runs)."""
+        try:
+            page = self.page.relative_to(Path.cwd())
+        except ValueError:
+            page = self.page
+        return f"{page}:{self.line}"
 
     @property
     def test_kind(self) -> str:
