@@ -43,3 +43,14 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext
         pytest.skip(f"a headless browser: {CHROMIUM} not found (Debian's chromium package)")
     with open_browser(tmp_path_factory.mktemp("chromium-profile")) as context:
         yield context
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the site that use the real API server carry ``real_servers``, as those of ``tests/real`` do, so
+    ``-m "not real_servers"`` leaves them out too."""
+    for item in items:
+        if (
+            "docs_apiserver" in getattr(item, "fixturenames", ())
+            and item.get_closest_marker("real_servers") is None
+        ):
+            item.add_marker("real_servers")

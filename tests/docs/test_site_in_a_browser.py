@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import BrowserContext
 
 from harness.docs_site import BuiltSite
-from harness.site_browser import page_problems, search_results, serve
+from harness.site_browser import PageProblems, page_problems, search_results, serve
 
 
 def _pages(site: Path) -> list[str]:
@@ -24,9 +24,21 @@ def test_every_page_renders_without_errors(built_site: BuiltSite, browser: Brows
     pages = _pages(site)
     with serve(site) as base:
         found = [page_problems(browser, base + page) for page in pages]
-    broken = [f"{p.url}:\n  " + "\n  ".join(p.problems) for p in found if p.problems]
-    assert not broken, "\n".join(broken)
     assert len(pages) > 5
+    assert not any(p.problems for p in found), _by_problem(found, base)
+
+
+def _by_problem(found: list[PageProblems], base: str) -> str:
+    """Each problem once, with the pages that have it: a site-wide fault (a theme setting) is one line, not one a
+    page."""
+    pages_of: dict[str, list[str]] = {}
+    for page in found:
+        for problem in dict.fromkeys(page.problems):
+            pages_of.setdefault(problem.replace(base, "/"), []).append(page.url.removeprefix(base))
+    return "\n".join(
+        f"{problem}\n    on {len(pages)} page(s): {', '.join(pages[:5])}{', ...' if len(pages) > 5 else ''}"
+        for problem, pages in pages_of.items()
+    )
 
 
 def _search(built_site: BuiltSite, browser: BrowserContext, query: str) -> tuple[str, list[str]]:

@@ -80,6 +80,7 @@ def test_a_yaml_example_is_accepted_by_the_api_server(block: Block, docs_apiserv
             pytest.fail(f"{_where(block)}: the API server refuses {document.get('kind')}: {error.message}")
 
 
+@pytest.mark.timeout(10)
 def test_the_docs_have_yaml_examples_to_check() -> None:
     """The collection itself can fail: the getting-started pages declare KafkaClusters and KafkaTopics."""
     assert any("getting-started" in str(b.page) for b in EXAMPLES)
