@@ -1,0 +1,112 @@
+"""Every page's marked examples run as written (``<!-- test: kto -->``, ``<!-- test: operator -->``; see
+``docs/development/docs-site.md``), and every output a page shows is what the product prints.
+
+``kto`` steps run against Debian's real ZooKeeper; ``operator`` steps against the real kube-apiserver and the same
+ZooKeeper. The ZooKeeper chroot is made to look like a running cluster of six brokers in three racks, registered as
+brokers register (``harness.kafka_cluster``), and after each command the simulated controller brings new
+partitions online as Kafka's controller would, so ``describe`` shows leaders. The pages run from a directory that
+holds the repository's ``crds/`` and ``manifests/``, as a reader's clone does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from harness.docs_blocks import blocks_of, markdown_pages
+from harness.docs_page_run import PageRun, run_page
+from harness.real_apiserver import RealApiServer
+from harness.zookeeper import ZkChroot
+from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.zookeeper.snapshot import read_cluster
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGE_CONNECT = "127.0.0.1:2181/kafka"
+"""The connect string the pages show, standing for the test's own ZooKeeper and chroot."""
+KINDS = ("kto", "operator")
+
+MARKED = sorted(
+    {
+        (page, block.test_kind)
+        for page in markdown_pages(DOCS)
+        for block in blocks_of(page)
+        if block.mark == "test"
+    }
+)
+
+
+def _id(case: tuple[Path, str]) -> str:
+    return f"{case[0].relative_to(DOCS)}:{case[1]}"
+
+
+def _controller(client: KazooClient) -> Callable[[], object]:
+    return lambda: bring_partitions_online(client, read_cluster(client))
+
+
+def _reader_directory(directory: Path) -> Path:
+    for name in ("crds", "manifests"):
+        (directory / name).symlink_to(DOCS.parent / name)
+    return directory
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("case", [c for c in MARKED if c[1] == "kto"], ids=_id)
+def test_a_page_runs_its_kto_steps(
+    case: tuple[Path, str], tmp_path: Path, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    run = PageRun(
+        _reader_directory(tmp_path),
+        substitutions={PAGE_CONNECT: zk_chroot.connect_string},
+        after_command=_controller(kafka_zk),
+    )
+    assert run_page(case[0], run, "kto") >= 1
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", [c for c in MARKED if c[1] == "operator"], ids=_id)
+def test_a_page_runs_its_operator_steps(
+    case: tuple[Path, str],
+    tmp_path: Path,
+    zk_chroot: ZkChroot,
+    kafka_zk: KazooClient,
+    docs_apiserver: RealApiServer,
+) -> None:
+    run = PageRun(
+        _reader_directory(tmp_path),
+        substitutions={PAGE_CONNECT: zk_chroot.connect_string},
+        after_command=_controller(kafka_zk),
+        apiserver=docs_apiserver,
+        kubeconfig=docs_apiserver.kubeconfig(tmp_path / "kubeconfig"),
+    )
+    assert run_page(case[0], run, "operator") >= 1
+
+
+@pytest.mark.timeout(10)
+def test_every_mark_is_one_the_tests_run() -> None:
+    """A mistyped mark, or an output block with no test block before it on its page, would be skipped silently."""
+    wrong = []
+    for page in markdown_pages(DOCS):
+        tested = False
+        for block in blocks_of(page):
+            if block.mark == "test":
+                tested = True
+                if block.test_kind not in KINDS:
+                    wrong.append(f"{block.where}: no such test kind {block.test_kind!r} (one of {KINDS})")
+            elif block.mark == "output" and not tested:
+                wrong.append(f"{block.where}: an output block with no test block before it")
+            elif block.mark == "file" and not block.argument.strip():
+                wrong.append(f"{block.where}: a file block without a file name")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.timeout(10)
+def test_the_getting_started_pages_are_among_the_pages_run() -> None:
+    names = {_id(case) for case in MARKED}
+    assert {
+        "getting-started/setup.md:kto",
+        "getting-started/first-topic-kto.md:kto",
+        "getting-started/first-topic-operator.md:operator",
+    } <= names, names
