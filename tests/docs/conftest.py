@@ -36,9 +36,10 @@ def docs_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApi
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
-    """Debian's chromium, headless, with a fresh profile, for the whole session."""
+    """Debian's chromium, headless, with a fresh profile, for the module that uses it (one module does): closed
+    before other modules run, so Playwright's own event loop never meets pytest-asyncio's."""
     if not CHROMIUM.is_file():
         pytest.skip(f"a headless browser: {CHROMIUM} not found (Debian's chromium package)")
     with open_browser(tmp_path_factory.mktemp("chromium-profile")) as context:
