@@ -45,7 +45,8 @@ def _search(built_site: BuiltSite, browser: BrowserContext, query: str) -> tuple
     page = browser.new_page()
     try:
         with serve(built_site.directory) as base:
-            return search_results(page, base, query)
+            answer: tuple[str, list[str]] = search_results(page, base, query)
+            return answer
     finally:
         page.close()
 
