@@ -823,7 +823,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check KafkaTopic/KafkaCluster (and Strimzi KafkaTopic) manifests without a cluster: the "
         "CRD schema, the CRD's CEL rules and Kafka's topic rules. Directories are read recursively "
         "(*.yaml, *.yml); - reads standard input. Input is read within limits (KTO_MANIFEST_* environment "
-        "variables, see the README). Prints one line per error and a summary; exits 1 on any error.",
+        "variables, listed in the documentation's settings reference). Prints one line per error and a summary; exits 1 on any error.",
     )
     validate.add_argument(
         "paths",

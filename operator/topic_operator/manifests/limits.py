@@ -67,7 +67,7 @@ DEFAULT_LIMITS: Final = ManifestLimits()
 
 
 def env_names() -> dict[str, str]:
-    """Field name -> environment variable, for the README and for errors."""
+    """Field name -> environment variable, for the settings reference and for errors."""
     return {f.name: f.metadata["env"] for f in fields(ManifestLimits)}
 
 
