@@ -216,6 +216,7 @@ async def operate(
     from topic_operator.k8s.context import OperatorContext
     from topic_operator.k8s.handlers import REPORTING_COMPONENT, build_kopf_settings, build_registry
     from topic_operator.k8s.process.garbage_collection import tune_garbage_collection
+    from topic_operator.k8s.process.heap_upkeep import keep_heap
     from topic_operator.k8s.process.kube_api import KopfEvents, LightkubeApi, SessionEvents
     from topic_operator.k8s.process.leadership import (
         LeaderElector,
@@ -291,6 +292,7 @@ async def operate(
     )
     keeper: LeaseKeeper | None = None
     kopf_stop = stop_flag
+    upkeep = asyncio.create_task(keep_heap(), name="heap upkeep")
     try:
         if elector is not None:
             try:
@@ -309,6 +311,7 @@ async def operate(
             kopf, settings, registry, priority, context, api, kopf_stop, build_registry, build_kopf_settings
         )
     finally:
+        upkeep.cancel()
         lost = keeper is not None and keeper.lost
         if keeper is not None:
             await asyncio.to_thread(keeper.stop, release=not lost)

@@ -1,0 +1,138 @@
+"""The operator's heap upkeep: once many objects have lived long, they are frozen out of the cycle collector's
+walk (so a collection of the oldest generation stays short at any number of KafkaTopics), and they are still
+freed when they are dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import inspect
+import platform
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from topic_operator.k8s.process import heap_upkeep
+
+
+class _Kept:
+    """Something the operator holds per KafkaTopic: a tracked object with a reference to another."""
+
+    def __init__(self, n: int) -> None:
+        self.partitions = [n, n + 1]
+
+
+@pytest.fixture
+def unfrozen_afterwards() -> Iterator[None]:
+    """The test process's heap is not left frozen (what the next tests make would be collected as usual
+    anyway, but what this test froze would never be)."""
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_a_grown_heap_is_frozen_and_the_collector_walks_only_what_came_after() -> None:
+    gc.collect()
+    kept = [_Kept(n) for n in range(60_000)]  # 120,000 tracked objects
+    gc.collect()  # now in the oldest generation, as a KafkaTopic's objects are after a while
+    assert len(gc.get_objects(generation=2)) >= 120_000
+    assert heap_upkeep.freeze_if_grown(above=100_000)
+    assert gc.get_freeze_count() >= 120_000
+    assert len(gc.get_objects(generation=2)) < 1_000, "the collector would still walk the frozen objects"
+    assert not heap_upkeep.freeze_if_grown(above=100_000), "froze again with nothing new"
+    assert kept
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_a_frozen_object_is_still_freed_when_dropped() -> None:
+    kept = [_Kept(n) for n in range(1_000)]
+    gone = weakref.ref(kept[0])
+    gc.freeze()
+    del kept
+    assert gone() is None
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_the_upkeep_freezes_on_its_own_and_stops_when_cancelled() -> None:
+    async def one_look() -> int:
+        upkeep = asyncio.create_task(heap_upkeep.keep_heap(0.01, heap_upkeep.HeapUpkeep(above=1)))
+        while gc.get_freeze_count() == 0:
+            await asyncio.sleep(0.01)
+        upkeep.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await upkeep
+        return gc.get_freeze_count()
+
+    gc.unfreeze()
+    assert asyncio.run(asyncio.wait_for(one_look(), timeout=30)) > 0
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_cycles_frozen_while_events_were_in_flight_are_collected_at_the_next_quiet_look() -> None:
+    upkeep = heap_upkeep.HeapUpkeep(above=0, thaw_after=3)
+    in_flight = [_Cycle() for _ in range(100)]  # alive at the freeze, as the events kopf is handling
+    gone = weakref.ref(in_flight[0])
+    upkeep.look(quiet=False)
+    del in_flight
+    gc.collect()
+    assert gone() is not None, "frozen: the collector does not see it"
+    upkeep.look(quiet=False)
+    assert gone() is not None, "thawed while events were in flight, before the bound"
+    upkeep.look(quiet=True)
+    assert gone() is None, "a dead cycle frozen while events were in flight was never collected"
+    assert (upkeep.freezes, upkeep.thaws, upkeep.dirty) == (2, 1, 0)
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_under_changes_that_never_pause_the_heap_is_thawed_after_a_bound() -> None:
+    upkeep = heap_upkeep.HeapUpkeep(above=0, thaw_after=3)
+    in_flight = [_Cycle() for _ in range(100)]
+    gone = weakref.ref(in_flight[0])
+    upkeep.look(quiet=False)
+    del in_flight
+    upkeep.look(quiet=False)
+    upkeep.look(quiet=False)
+    assert gone() is not None
+    upkeep.look(quiet=False)
+    assert gone() is None, "dirty freezes piled up without bound while events never stopped"
+    assert (upkeep.freezes, upkeep.thaws) == (3, 1)
+
+
+def test_kopf_still_names_its_per_object_workers_as_the_upkeep_expects() -> None:
+    """The upkeep tells kopf's handling of events by its task names; a kopf that renamed them would look quiet
+    at every look."""
+    from kopf._core.reactor import queueing
+
+    assert f"name=f'{heap_upkeep.KOPF_WORKER}{{key}}'" in inspect.getsource(queueing)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+def test_free_memory_is_handed_back_on_glibc() -> None:
+    assert heap_upkeep.trim_free_memory()
+
+
+class _Cycle:
+    """Garbage as kopf's handling of an event leaves it: objects that reference each other."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_garbage_waiting_for_a_collection_is_not_frozen_with_what_lives() -> None:
+    gc.collect()
+    gc.disable()  # the garbage waits, as it does between two collections of the youngest generation
+    try:
+        kept = [_Kept(n) for n in range(30_000)]
+        gone = [weakref.ref(_Cycle()) for _ in range(1_000)]
+        assert heap_upkeep.freeze_if_grown(above=0)
+    finally:
+        gc.enable()
+    gc.unfreeze()
+    assert not [ref for ref in gone if ref() is not None], (
+        "dead cycles were frozen: they would never be freed"
+    )
+    assert kept
