@@ -4,7 +4,7 @@ them when it renders the chart for an install (what `helm install` and `helm tem
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import helm_python as helm
@@ -12,19 +12,12 @@ import pytest
 import yaml
 from validation import CHART
 
+from tools.docs_reference.helm_page import leaves
+
 pytestmark = pytest.mark.timeout(120)
 
 VALUES: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text())
 SCHEMA: dict[str, Any] = json.loads((CHART / "values.schema.json").read_text())
-
-
-def leaves(values: Mapping[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Every value that is not a non-empty mapping (a scalar, a list, an empty mapping), by its path."""
-    for key, value in values.items():
-        if isinstance(value, Mapping) and value:
-            yield from leaves(value, (*path, key))
-        else:
-            yield (*path, key), value
 
 
 def schema_node(path: tuple[str, ...]) -> Mapping[str, Any] | None:

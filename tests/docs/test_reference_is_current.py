@@ -10,15 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tools.docs_reference.markdown import GENERATED_BY
+from tools.docs_reference.pages import first_difference, render_all, renderers, stale_pages
+
 REPOSITORY = Path(__file__).resolve().parents[2]
-if (
-    str(REPOSITORY) not in sys.path
-):  # tools/ runs from the repository root (make docs-reference); not installed
-    sys.path.insert(0, str(REPOSITORY))
-
-from tools.docs_reference.markdown import GENERATED_BY  # noqa: E402
-from tools.docs_reference.pages import first_difference, render_all, renderers, stale_pages  # noqa: E402
-
 pytestmark = pytest.mark.timeout(120)
 
 

@@ -4,22 +4,16 @@ from the code turns into HTML, and the anchors the other pages link to exist."""
 
 from __future__ import annotations
 
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import markdown
 import pytest
 
+from tools.docs_reference.markdown import prose
+from tools.docs_reference.pages import render_all
+
 REPOSITORY = Path(__file__).resolve().parents[2]
-if (
-    str(REPOSITORY) not in sys.path
-):  # tools/ runs from the repository root (make docs-reference); not installed
-    sys.path.insert(0, str(REPOSITORY))
-
-from tools.docs_reference.markdown import prose  # noqa: E402
-from tools.docs_reference.pages import render_all  # noqa: E402
-
 pytestmark = pytest.mark.timeout(60)
 
 

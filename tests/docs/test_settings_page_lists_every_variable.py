@@ -5,22 +5,15 @@ and each one found must be on the generated page."""
 from __future__ import annotations
 
 import ast
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tools.docs_reference import settings_page
+
 REPOSITORY = Path(__file__).resolve().parents[2]
-if (
-    str(REPOSITORY) not in sys.path
-):  # tools/ runs from the repository root (make docs-reference); not installed
-    sys.path.insert(0, str(REPOSITORY))
-
-from tools.docs_reference import settings_page  # noqa: E402
-
 OPERATOR_SOURCE = REPOSITORY / "operator" / "topic_operator"
-
 pytestmark = pytest.mark.timeout(60)
 
 

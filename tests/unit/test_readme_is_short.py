@@ -8,6 +8,7 @@ not found, or lands at the top of the page)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +30,9 @@ class Link:
     target: str
 
 
-def links_into_docs(text: str) -> list[Link]:
-    """Every relative link to a ``docs/`` Markdown page, with its line, outside code blocks."""
-    found: list[Link] = []
+def lines_outside_code(text: str) -> Iterator[tuple[int, str]]:
+    """Each line with its number, but the fenced code blocks' (a ``#`` comment in a shell block is no heading,
+    and a link shown in a block is no link)."""
     fence: str | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         opening = _FENCE.match(line)
@@ -41,9 +42,14 @@ def links_into_docs(text: str) -> list[Link]:
                 fence = marker
             elif marker.startswith(fence):
                 fence = None
-            continue
-        if fence is not None:
-            continue
+        elif fence is None:
+            yield number, line
+
+
+def links_into_docs(text: str) -> list[Link]:
+    """Every relative link to a ``docs/`` Markdown page, with its line, outside code blocks."""
+    found: list[Link] = []
+    for number, line in lines_outside_code(text):
         for match in _LINK.finditer(line):
             target = match.group("target")
             if target.startswith("docs/") and target.partition("#")[0].endswith(".md"):
@@ -63,17 +69,8 @@ def heading_anchor(heading: str) -> str:
 def page_anchors(page: Path) -> set[str]:
     """The anchors of a page's headings, outside code blocks (a ``#`` comment in a shell block is no heading)."""
     anchors: set[str] = set()
-    fence: str | None = None
-    for line in page.read_text().splitlines():
-        opening = _FENCE.match(line)
-        if opening:
-            marker = opening.group(1)
-            if fence is None:
-                fence = marker
-            elif marker.startswith(fence):
-                fence = None
-            continue
-        heading = _HEADING.match(line) if fence is None else None
+    for _, line in lines_outside_code(page.read_text()):
+        heading = _HEADING.match(line)
         if heading:
             anchors.add(heading_anchor(heading.group("text")))
     return anchors
