@@ -15,7 +15,6 @@ from topic_operator.zookeeper.connection import (
     Secret,
     TlsSettings,
     ZooKeeperSettings,
-    environment_variables,
     parse_connect_string,
 )
 
@@ -171,17 +170,3 @@ def test_credential_groups_refuse_incomplete_values() -> None:
     with pytest.raises(ValueError, match="no ':'"):
         DigestAuth(user="kaf:ka", password=Secret("x"))
     SaslAuth(mechanism="GSSAPI")  # Kerberos takes its principal and key from the ticket cache
-
-
-def test_every_setting_has_its_own_environment_variable() -> None:
-    names = environment_variables()
-    leaf_fields = [
-        spec.name for spec in dataclasses.fields(ZooKeeperSettings) if spec.name not in ("digest", "sasl")
-    ]
-    for group, cls in (("digest", DigestAuth), ("sasl", SaslAuth), ("tls", TlsSettings)):
-        leaf_fields += [f"{group}.{spec.name}" for spec in dataclasses.fields(cls)]
-    assert sorted(names) == sorted(leaf_fields)
-    assert len(set(names.values())) == len(names), "two settings share an environment variable"
-    assert all(name.startswith("KTO_ZK_") for name in names.values())
-    assert names["session_timeout"] == "KTO_ZK_SESSION_TIMEOUT"
-    assert names["tls.ca_file"] == "KTO_ZK_TLS_CA_FILE"

@@ -229,30 +229,15 @@ def read_variables() -> set[str]:
 
 
 def _zookeeper_section() -> list[str]:
-    from topic_operator.zookeeper.connection import DigestAuth, SaslAuth, TlsSettings, ZooKeeperSettings
-
-    read = read_variables()
-    groups: dict[str, type] = {"digest": DigestAuth, "sasl": SaslAuth, "tls": TlsSettings}
-    rows = [
-        [
-            code(s.path),
-            code(s.variable),
-            "yes" if s.variable in read else "no",
-            default_text(s.path, s.default),
-            prose(s.meaning),
-        ]
-        for s in settings_of(ZooKeeperSettings, groups=groups)
-    ]
+    """Where a ZooKeeper connection's options come from: no environment variable sets them."""
     return [
         "## ZooKeeper connection options",
         "",
-        "The options of one ZooKeeper connection (`topic_operator.zookeeper.connection.ZooKeeperSettings`). "
-        "The operator takes them from each KafkaCluster's `spec.zookeeper` and its Secrets, and the `kto` "
-        "commands from their flags. Each option declares an environment variable name; the column *Read* says "
-        "whether any command reads that variable today (those marked yes are read by `kto run` or the `kto` "
-        "commands, as listed above).",
+        "The options of one ZooKeeper connection (the connect string, authentication, TLS) are not settings of "
+        "the process: the operator takes them from each KafkaCluster's `spec.zookeeper` and its Secrets "
+        "([the CRD reference](crds.md)), and the `kto` commands from their flags ([the command reference](cli.md)). "
+        "Only the timeouts above (`KTO_ZK_*`) are the process's own.",
         "",
-        *table(["Option", "Variable", "Read", "Default", "Meaning"], rows),
     ]
 
 
@@ -266,9 +251,7 @@ def _other_section() -> list[str]:
 
 def render() -> str:
     lines = [
-        generated_header(
-            "the settings dataclasses (OperatorSettings, ManifestLimits, ZooKeeperSettings) and kto's parser"
-        ),
+        generated_header("the settings dataclasses (OperatorSettings, ManifestLimits) and kto's parser"),
         "",
         "# Settings and environment variables",
         "",

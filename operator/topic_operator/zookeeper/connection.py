@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,7 +65,6 @@ __all__ = [
     "ZooKeeperSettings",
     "close_client",
     "connected",
-    "environment_variables",
     "open_client",
     "parse_connect_string",
 ]
@@ -77,11 +76,6 @@ the paths this project writes is one of Kafka's sensitive paths, semantics §5.1
 
 DEFAULT_CONNECTION_TIMEOUT = 18.0
 """Seconds to wait for a first connection: Kafka's ``zookeeper.connection.timeout.ms`` default (the session's)."""
-
-
-def _env(name: str) -> dict[str, str]:
-    """Field metadata naming the environment variable that sets the field in the operator's Deployment."""
-    return {"env": name}
 
 
 class Secret:
@@ -120,8 +114,8 @@ class DigestAuth:
     as ``NoAuth`` on the first read, which :func:`open_client` turns into ``ZooKeeperAuthError``.
     """
 
-    user: str = field(metadata=_env("KTO_ZK_DIGEST_USER"))
-    password: Secret = field(repr=False, metadata=_env("KTO_ZK_DIGEST_PASSWORD"))
+    user: str
+    password: Secret = field(repr=False)
 
     def __post_init__(self) -> None:
         if not self.user or ":" in self.user:
@@ -132,15 +126,13 @@ class DigestAuth:
 class SaslAuth:
     """SASL login (Kafka's JAAS ``Client`` section), done by kazoo through pure-sasl on every (re)connection."""
 
-    mechanism: Literal["DIGEST-MD5", "GSSAPI"] = field(
-        default="DIGEST-MD5", metadata=_env("KTO_ZK_SASL_MECHANISM")
-    )
-    username: str | None = field(default=None, metadata=_env("KTO_ZK_SASL_USERNAME"))
+    mechanism: Literal["DIGEST-MD5", "GSSAPI"] = field(default="DIGEST-MD5")
+    username: str | None = field(default=None)
     """DIGEST-MD5: the user of the servers' JAAS ``Server`` section. GSSAPI: the client principal (optional:
     the ticket cache's default)."""
-    password: Secret | None = field(default=None, repr=False, metadata=_env("KTO_ZK_SASL_PASSWORD"))
+    password: Secret | None = field(default=None, repr=False)
     """DIGEST-MD5 only; GSSAPI takes its key from the Kerberos ticket cache."""
-    service_name: str = field(default="zookeeper", metadata=_env("KTO_ZK_SASL_SERVICE_NAME"))
+    service_name: str = field(default="zookeeper")
     """The servers' Kerberos service (Kafka's ``zookeeper.sasl.client.username``)."""
 
     def __post_init__(self) -> None:
@@ -167,13 +159,13 @@ class TlsSettings:
     name (or IP address) in the connect string.
     """
 
-    ca_file: Path | None = field(default=None, metadata=_env("KTO_ZK_TLS_CA_FILE"))
-    cert_file: Path | None = field(default=None, metadata=_env("KTO_ZK_TLS_CERT_FILE"))
+    ca_file: Path | None = field(default=None)
+    cert_file: Path | None = field(default=None)
     """Client certificate, for servers run with ``ssl.clientAuth=need``."""
-    key_file: Path | None = field(default=None, metadata=_env("KTO_ZK_TLS_KEY_FILE"))
-    key_password: Secret | None = field(default=None, repr=False, metadata=_env("KTO_ZK_TLS_KEY_PASSWORD"))
-    verify_certificates: bool = field(default=True, metadata=_env("KTO_ZK_TLS_VERIFY_CERTIFICATES"))
-    verify_hostname: bool = field(default=True, metadata=_env("KTO_ZK_TLS_VERIFY_HOSTNAME"))
+    key_file: Path | None = field(default=None)
+    key_password: Secret | None = field(default=None, repr=False)
+    verify_certificates: bool = field(default=True)
+    verify_hostname: bool = field(default=True)
 
     def __post_init__(self) -> None:
         if (self.cert_file is None) != (self.key_file is None):
@@ -197,47 +189,45 @@ class TlsSettings:
 class ZooKeeperSettings:
     """How to reach one Kafka cluster's ZooKeeper. Defaults follow Kafka's broker settings where there is one.
 
-    Each field's ``metadata["env"]`` is the environment variable that sets it in the operator's Deployment
-    (:func:`environment_variables` lists them all). Validated on construction, so a bad value fails at start-up
+    The operator takes them from each KafkaCluster's ``spec.zookeeper`` and its Secrets, the ``kto`` commands from
+    their flags; no environment variable sets them. Validated on construction, so a bad value fails at start-up
     rather than at the first reconcile.
     """
 
-    connect: str = field(metadata=_env("KTO_ZK_CONNECT"))
+    connect: str
     """Kafka's ``zookeeper.connect``: ``zk-0:2181,zk-1:2181/kafka``, hosts plus an optional chroot; IPv6 hosts in
     brackets (``[::1]:2181``)."""
-    session_timeout: float = field(default=18.0, metadata=_env("KTO_ZK_SESSION_TIMEOUT"))
+    session_timeout: float = field(default=18.0)
     """Seconds without contact before the servers expire the session (Kafka's ``zookeeper.session.timeout.ms``)."""
-    connection_timeout: float = field(
-        default=DEFAULT_CONNECTION_TIMEOUT, metadata=_env("KTO_ZK_CONNECTION_TIMEOUT")
-    )
+    connection_timeout: float = field(default=DEFAULT_CONNECTION_TIMEOUT)
     """Seconds :func:`open_client` waits for a connected, authenticated, checked client (Kafka's
     ``zookeeper.connection.timeout.ms``, which defaults to the session timeout)."""
-    connect_max_tries: int = field(default=10, metadata=_env("KTO_ZK_CONNECT_MAX_TRIES"))
+    connect_max_tries: int = field(default=10)
     """Rounds over every host, the first included, before kazoo gives up reconnecting (-1: no limit but the
     deadline). The budget is fresh after each successful connection: it bounds one outage, not the client's
     life."""
-    connect_retry_deadline: float | None = field(default=60.0, metadata=_env("KTO_ZK_CONNECT_RETRY_DEADLINE"))
+    connect_retry_deadline: float | None = field(default=60.0)
     """Seconds one outage may last before kazoo gives up reconnecting (None: only ``connect_max_tries``)."""
-    command_max_tries: int = field(default=5, metadata=_env("KTO_ZK_COMMAND_MAX_TRIES"))
+    command_max_tries: int = field(default=5)
     """Tries, the first included, of a request run through ``client.retry`` while the connection keeps dropping
     under it (-1: until the deadline)."""
-    command_retry_deadline: float | None = field(default=30.0, metadata=_env("KTO_ZK_COMMAND_RETRY_DEADLINE"))
-    deadline: float = field(default=DEFAULT_DEADLINE, metadata=_env("KTO_ZK_DEADLINE"))
+    command_retry_deadline: float | None = field(default=30.0)
+    deadline: float = field(default=DEFAULT_DEADLINE)
     """Seconds ZooKeeper may keep one command (``kto plan/apply/describe/snapshot``) or one operator batch
     waiting (``bounded.Patience``): a shorter outage is ridden out, a longer one ends the command with each
     topic's outcome. Give ``connect_max_tries``/``connect_retry_deadline`` room to reconnect within it."""
-    retry_delay: float = field(default=0.1, metadata=_env("KTO_ZK_RETRY_DELAY"))
+    retry_delay: float = field(default=0.1)
     """First back-off in seconds, doubled per try up to ``retry_max_delay``."""
-    retry_max_delay: float = field(default=5.0, metadata=_env("KTO_ZK_RETRY_MAX_DELAY"))
+    retry_max_delay: float = field(default=5.0)
     digest: DigestAuth | None = None
     """``digest`` scheme credentials (KTO_ZK_DIGEST_*)."""
     sasl: SaslAuth | None = None
     """SASL login (KTO_ZK_SASL_*)."""
-    tls: TlsSettings | None = field(default=None, metadata=_env("KTO_ZK_TLS"))
+    tls: TlsSettings | None = field(default=None)
     """TLS to the servers' secure port (KTO_ZK_TLS=true, then KTO_ZK_TLS_*); None: plain TCP."""
-    read_only: bool = field(default=False, metadata=_env("KTO_ZK_READ_ONLY"))
+    read_only: bool = field(default=False)
     """Accept a server cut off from its quorum (reads only): for ``kto snapshot`` and drift, never for writes."""
-    set_acl: bool = field(default=False, metadata=_env("KTO_ZK_SET_ACL"))
+    set_acl: bool = field(default=False)
     """Kafka's ``zookeeper.set.acl``: znodes this client creates get creator-all plus world-read, as Kafka's do.
     Needs digest or SASL credentials: "creator" means an authenticated identity."""
 
@@ -260,25 +250,6 @@ class ZooKeeperSettings:
             raise ValueError(
                 "ZooKeeper set_acl needs digest or SASL credentials (creator ACLs name an identity)"
             )
-
-
-_GROUPS: dict[str, type[DigestAuth | SaslAuth | TlsSettings]] = {
-    "digest": DigestAuth,
-    "sasl": SaslAuth,
-    "tls": TlsSettings,
-}
-
-
-def environment_variables() -> dict[str, str]:
-    """Field path (``tls.ca_file``) -> environment variable, for the Deployment's manifest and its docs."""
-    found: dict[str, str] = {}
-    for spec in fields(ZooKeeperSettings):
-        if "env" in spec.metadata:
-            found[spec.name] = spec.metadata["env"]
-        group = _GROUPS.get(spec.name)
-        if group is not None:
-            found.update({f"{spec.name}.{inner.name}": inner.metadata["env"] for inner in fields(group)})
-    return found
 
 
 # -- opening a client ------------------------------------------------------------------------------------------
