@@ -71,34 +71,38 @@ def test_the_upkeep_freezes_on_its_own_and_stops_when_cancelled() -> None:
 
 
 @pytest.mark.usefixtures("unfrozen_afterwards")
-def test_cycles_frozen_while_events_were_in_flight_are_collected_at_the_next_quiet_look() -> None:
-    upkeep = heap_upkeep.HeapUpkeep(above=0, thaw_after=3)
+def test_cycles_caught_in_flight_are_collected_once_they_are_worth_it_and_kopf_is_quiet() -> None:
+    upkeep = heap_upkeep.HeapUpkeep(above=0)
     in_flight = [_Cycle() for _ in range(100)]  # alive at the freeze, as the events kopf is handling
     gone = weakref.ref(in_flight[0])
-    upkeep.look(quiet=False)
+    frozen_then = gc.get_freeze_count()
+    upkeep.look(in_flight=1)  # one event in flight: far from a tenth of the heap
     del in_flight
     gc.collect()
     assert gone() is not None, "frozen: the collector does not see it"
-    upkeep.look(quiet=False)
-    assert gone() is not None, "thawed while events were in flight, before the bound"
-    upkeep.look(quiet=True)
-    assert gone() is None, "a dead cycle frozen while events were in flight was never collected"
-    assert (upkeep.freezes, upkeep.thaws, upkeep.dirty) == (2, 1, 0)
+    upkeep.look(in_flight=0)
+    assert gone() is not None, "thawed the whole heap for one event's worth of cycles"
+    caught = int(heap_upkeep.THAW_QUIET * gc.get_freeze_count() / heap_upkeep.OBJECTS_PER_EVENT) + 1
+    upkeep.look(in_flight=caught)  # a freeze while many events were in flight
+    assert gone() is not None, "thawed while events were in flight, below a quarter"
+    upkeep.look(in_flight=0)
+    assert gone() is None, "a dead cycle caught in flight was never collected"
+    assert upkeep.thaws == 1
+    assert upkeep.caught == 0
+    assert gc.get_freeze_count() > frozen_then
 
 
 @pytest.mark.usefixtures("unfrozen_afterwards")
-def test_under_changes_that_never_pause_the_heap_is_thawed_after_a_bound() -> None:
-    upkeep = heap_upkeep.HeapUpkeep(above=0, thaw_after=3)
+def test_under_changes_that_never_pause_the_heap_is_thawed_past_a_quarter() -> None:
+    upkeep = heap_upkeep.HeapUpkeep(above=0)
     in_flight = [_Cycle() for _ in range(100)]
     gone = weakref.ref(in_flight[0])
-    upkeep.look(quiet=False)
+    many = int(heap_upkeep.THAW_ANYWAY * 2 * len(gc.get_objects()) / heap_upkeep.OBJECTS_PER_EVENT) + 1
+    upkeep.look(in_flight=many)
     del in_flight
-    upkeep.look(quiet=False)
-    upkeep.look(quiet=False)
-    assert gone() is not None
-    upkeep.look(quiet=False)
-    assert gone() is None, "dirty freezes piled up without bound while events never stopped"
-    assert (upkeep.freezes, upkeep.thaws) == (3, 1)
+    upkeep.look(in_flight=many)
+    assert gone() is None, "what freezes caught in flight piled up without bound while events never stopped"
+    assert upkeep.thaws == 1
 
 
 def test_kopf_still_names_its_per_object_workers_as_the_upkeep_expects() -> None:
