@@ -106,7 +106,7 @@ def kopf_workers() -> int:
 
 
 class HeapUpkeep:
-    """The freezing policy, one look at a time (``look``); the counts say what it did, for the bench."""
+    """The freezing policy, one look at a time (``look``); its counts say what it did (the tests read them)."""
 
     def __init__(self, above: int = FREEZE_ABOVE) -> None:
         self.above = above
