@@ -4,6 +4,7 @@ the generation the operator has seen, and the Events about an object."""
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 
 from harness.kube_client import KubeApiError, KubeClient
@@ -11,6 +12,7 @@ from harness.kube_client import KubeApiError, KubeClient
 __all__ = [
     "KTO_API",
     "events_of",
+    "events_once_posted",
     "kafka_cluster",
     "kafka_topic",
     "ready",
@@ -93,6 +95,20 @@ def events_of(kube: KubeClient, namespace: str, name: str, kind: str = "KafkaTop
     # In order of writing: timestamps have whole seconds, etcd's revision (the resourceVersion) orders within.
     found.sort(key=lambda e: int(e["metadata"]["resourceVersion"]))
     return [(e["type"], e["reason"]) for e in found]
+
+
+def events_once_posted(
+    kube: KubeClient, namespace: str, name: str, count: int, kind: str = "KafkaTopic", timeout: float = 15.0
+) -> list[tuple[str, str]]:
+    """``events_of``, once at least ``count`` Events are there (or ``timeout`` seconds passed, for the caller's
+    assertion to say what is missing): the operator posts an Event after the status it accompanies, so a test
+    that has just seen the status may list the Events a moment too early."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = events_of(kube, namespace, name, kind)
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def remove_kto_objects(kube: KubeClient, namespace: str) -> None:

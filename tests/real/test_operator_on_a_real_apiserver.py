@@ -17,6 +17,7 @@ from kazoo.client import KazooClient
 from harness.kto_objects import (
     KTO_API,
     events_of,
+    events_once_posted,
     kafka_cluster,
     kafka_topic,
     ready,
@@ -85,7 +86,7 @@ def test_a_topic_is_created_grown_reconfigured_and_retained(
     assert _config(kafka_zk, "orders") == {"retention.ms": "7200000"}
     assert len(set(kafka_zk.get_children("/config/changes")) - notifications) == 1
 
-    assert events_of(kube, namespace, "orders") == [
+    assert events_once_posted(kube, namespace, "orders", 3) == [
         ("Normal", "Created"),
         ("Normal", "Updated"),
         ("Normal", "Updated"),
@@ -168,7 +169,7 @@ def test_the_older_of_two_declarations_in_two_namespaces_owns_the_topic(
         assert ready(loser)["status"] == "False"
         assert f"{namespace}/orders" in ready(loser)["message"]
         assert _partitions(kafka_zk, "orders") == 3
-        assert events_of(kube, other, "orders") == [("Warning", "Conflict")]
+        assert events_once_posted(kube, other, "orders", 1) == [("Warning", "Conflict")]
     finally:
         remove_kto_objects(kube, other)
 
@@ -183,7 +184,7 @@ def test_bad_input_the_api_admits_is_invalid_in_kafkas_words_and_nothing_is_writ
     assert "retention.ms" in message
     assert "three days" in message
     assert not kafka_zk.exists("/brokers/topics/bad")
-    assert ("Warning", "Invalid") in events_of(kube, namespace, "bad")
+    assert ("Warning", "Invalid") in events_once_posted(kube, namespace, "bad", 1)
 
 
 def test_an_out_of_band_change_is_reported_and_reverted(

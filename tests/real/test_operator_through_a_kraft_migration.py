@@ -46,6 +46,7 @@ from harness.operator_process import Operator, ready_operator
 from harness.real_apiserver import AS_DEPLOYED
 from harness.real_kraft import BrokerMode, KRaftController, MigratingBrokers
 from harness.server_binaries import kafka_distributions
+from harness.waiting import eventually
 from harness.zookeeper import connected
 from topic_operator.model import Broker, ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import CreateTopic, plan_topic
@@ -131,10 +132,18 @@ class Walk:
         """The KafkaTopic reached ``reason`` at ``generation``, with one Event of that reason per generation
         that asked for it (a change written through two paths, or twice, would say so twice)."""
         wait_topic(self.kube, self.namespace, name, generation, reason, timeout=timeout)
-        said = [r for _, r in events_of(self.kube, self.namespace, name) if r in ("Created", "Updated")]
-        if said.count(reason) != (1 if reason == "Created" else generation - 1):
+        expected = 1 if reason == "Created" else generation - 1
+
+        def said() -> list[str]:
+            return [r for _, r in events_of(self.kube, self.namespace, name) if r in ("Created", "Updated")]
+
+        # The Event is posted after the status that it accompanies: wait for it, then count.
+        with contextlib.suppress(AssertionError):
+            eventually(lambda: said().count(reason) >= expected, timeout=15, what=f"{name}'s {reason} Event")
+        found = said()
+        if found.count(reason) != expected:
             print(json.dumps(self.events(name), indent=1))
-        assert said.count(reason) == (1 if reason == "Created" else generation - 1), (name, said)
+        assert found.count(reason) == expected, (name, found)
 
     def events(self, name: str) -> list[tuple[str, str, str, int]]:
         """Every Event about the KafkaTopic: reason, message, time and count, for a failure's message."""
