@@ -460,27 +460,120 @@ def _threads_delta(before: dict[str, float], after: dict[str, float], total: flo
 class LoopLag:
     """How late the event loop runs, sampled on the operator's own loop (it runs in this process): a sleep of
     ``every`` seconds that ends later than asked says the loop was held by something else for that long (a
-    callback that did not yield, or the other threads holding Python's lock)."""
+    callback that did not yield, or the other threads holding Python's lock).
 
-    def __init__(self, every: float = 0.01) -> None:
-        self.every = every
+    A watcher thread tells these apart: while a sleep is overdue by more than ``stall`` seconds it samples the
+    loop thread's stack every few milliseconds and, when the loop runs again, keeps the hold-up with the loop
+    thread's own CPU and the other threads' over the part it watched (the loop thread busy: a callback ran; the
+    other threads busy: they held Python's lock; neither: the machine's cores were busy elsewhere), and the stacks
+    the loop thread was seen in."""
+
+    def __init__(self, every: float = 0.01, stall: float = 0.05) -> None:
+        self.every, self.stall = every, stall
         self.samples: list[tuple[float, float]] = []
         """(monotonic time the late sleep ended, how late it was), for every sleep later than 5 ms."""
+        self.hold_ups: list[dict[str, Any]] = []
+        """Each hold-up longer than ``stall``: when it ended, how long, the loop thread's CPU, its stacks."""
+        self._beat = time.monotonic()
+        self._loop_thread: int | None = None
+        self._stopped = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="bench-loop-watcher", daemon=True)
 
     async def run(self) -> None:
-        while True:
-            asked = time.monotonic()
-            await asyncio.sleep(self.every)
-            ended = time.monotonic()
-            late = ended - asked - self.every
-            if late > 0.005:
-                self.samples.append((ended, late))
+        self._loop_thread = threading.get_ident()
+        self._watcher.start()
+        try:
+            while True:
+                asked = time.monotonic()
+                self._beat = asked
+                await asyncio.sleep(self.every)
+                ended = time.monotonic()
+                self._beat = ended
+                late = ended - asked - self.every
+                if late > 0.005:
+                    self.samples.append((ended, late))
+        finally:
+            self._stopped.set()
+
+    def _watch(self) -> None:
+        """Sample the loop thread while it is overdue; keep one record per hold-up."""
+        assert self._loop_thread is not None
+        clock = time.pthread_getcpuclockid(self._loop_thread)
+        current: dict[str, Any] | None = None
+        while not self._stopped.wait(0.005):
+            beat = self._beat
+            overdue = time.monotonic() - beat - self.every
+            if overdue > self.stall:
+                if current is None or current["beat"] != beat:
+                    current = {
+                        "beat": beat,
+                        "seen": time.monotonic(),
+                        "cpu": time.clock_gettime(clock),
+                        "process cpu": time.process_time(),
+                        "threads": _thread_clocks(),
+                        "stacks": collections.Counter(),
+                    }
+                frame = sys._current_frames().get(self._loop_thread)
+                if frame is not None:
+                    current["stacks"][_stack_summary(frame)] += 1
+            elif current is not None:
+                loop_cpu = time.clock_gettime(clock) - current["cpu"]
+                self.hold_ups.append({
+                    "ended": time.monotonic(),
+                    "held ms": round(1000 * (self._beat - current["beat"] - self.every)),
+                    "watched ms": round(1000 * (self._beat - current["seen"])),
+                    "loop thread CPU ms": round(1000 * loop_cpu),
+                    "other threads CPU ms": round(1000 * (time.process_time() - current["process cpu"] - loop_cpu)),
+                    "busiest threads ms": _busiest(current["threads"], _thread_clocks()),
+                    "stacks": current["stacks"].most_common(3),
+                })  # fmt: skip
+                current = None
 
     def worst(self, start: float, end: float) -> float:
         """The longest hold-up overlapping ``start``..``end`` (monotonic), in seconds."""
         return max(
             (late for ended, late in self.samples if ended >= start and ended - late <= end), default=0.0
         )
+
+    def longest(self, start: float, end: float, count: int = 3) -> list[dict[str, Any]]:
+        """The ``count`` longest hold-ups that ended between ``start`` and ``end``, with what the loop did."""
+        within = [h for h in self.hold_ups if start <= h["ended"] <= end]
+        return [
+            {k: v for k, v in h.items() if k != "ended"}
+            for h in sorted(within, key=lambda h: -h["held ms"])[:count]
+        ]
+
+
+def _thread_clocks() -> dict[str, float]:
+    """Each live thread's CPU so far, by name (asyncio's ``to_thread`` workers, kazoo's, the clusters')."""
+    clocks: dict[str, float] = {}
+    for thread in threading.enumerate():
+        if thread.ident is None:
+            continue
+        with contextlib.suppress(OSError, ProcessLookupError):
+            clocks[thread.name] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return clocks
+
+
+def _busiest(before: dict[str, float], after: dict[str, float], count: int = 3) -> dict[str, int]:
+    """The ``count`` threads that used the most CPU between two ``_thread_clocks``, in ms."""
+    spent = {name: after[name] - before.get(name, 0.0) for name in after}
+    top = sorted(spent.items(), key=lambda item: -item[1])[:count]
+    return {name: round(1000 * seconds) for name, seconds in top if seconds >= 0.001}
+
+
+def _stack_summary(frame: Any, depth: int = 6) -> str:
+    """The innermost ``depth`` frames of a stack as ``file:function:line``, innermost first, outside asyncio's
+    own loop machinery (which is in every sample and says nothing)."""
+    parts: list[str] = []
+    while frame is not None and len(parts) < depth:
+        code = frame.f_code
+        name = code.co_filename.rsplit("/", 2)
+        where = "/".join(name[-2:])
+        if not where.startswith("asyncio/") or not parts:
+            parts.append(f"{where}:{code.co_name}:{frame.f_lineno}")
+        frame = frame.f_back
+    return " < ".join(parts)
 
 
 class GcPauses:
@@ -549,7 +642,9 @@ class Phases:
         """Run ``work`` (a coroutine), then wait ``at_least`` seconds and until the operator is idle (the echoes
         of its own writes and every batch done), and record its CPU and writes over that time."""
         operator = self.operator
-        before, cpu = self.server.writes(), operator.cpu()
+        # The writes are counted off the event loop: at 50,000 KafkaTopics a phase's audit log is hundreds of
+        # thousands of lines, whose parsing on the loop held it up for a second (the bench's work, not the operator's).
+        before, cpu = await asyncio.to_thread(self.server.writes), operator.cpu()
         threads = operator.threads() if isinstance(operator, ThisProcess) else {}
         started = time.monotonic()
         result = await work
@@ -560,7 +655,7 @@ class Phases:
         by_thread = (
             _threads_delta(threads, operator.threads(), cpu) if isinstance(operator, ThisProcess) else {}
         )
-        writes = _delta(self.server.writes(), before)
+        writes = _delta(await asyncio.to_thread(self.server.writes), before)
         users = (result or {}).get("writes", 0)
         operator_writes = dict(writes)
         own_key = {
@@ -598,6 +693,11 @@ class Phases:
             "garbage collections": (
                 self.gc.between(started, time.monotonic())
                 if self.gc is not None and isinstance(operator, ThisProcess)
+                else None
+            ),
+            "longest hold-ups": (
+                self.lag.longest(started, time.monotonic())
+                if self.lag is not None and isinstance(operator, ThisProcess)
                 else None
             ),
             "peak RSS MB so far": operator.peak_mb(),
@@ -1053,6 +1153,9 @@ async def _check_phase(
         "event loop held up at most ms": round(
             1000 * phases.lag.worst(quiet_end - (quiet_seconds - seconds), quiet_end) if phases.lag else 0
         ),
+        "longest hold-ups": phases.lag.longest(quiet_end - (quiet_seconds - seconds), quiet_end)
+        if phases.lag
+        else None,
     }
     drifted = [f"topic-{i:05d}" for i in range(0, phases.topics, max(phases.topics // args.drifted, 1))]
     drifted = drifted[: args.drifted]
@@ -1084,6 +1187,7 @@ async def _check_phase(
             "event loop held up at most ms": round(
                 1000 * phases.lag.worst(changed_end - took, changed_end) if phases.lag else 0
             ),
+            "longest hold-ups": phases.lag.longest(changed_end - took, changed_end) if phases.lag else None,
             "KafkaTopics created while it ran": len(during),
             "their time to Ready s": sorted(round(v, 2) for v in during.values()),
             "KafkaTopics created after it ended, time to Ready s": sorted(
