@@ -42,7 +42,7 @@ def test_a_grown_heap_is_frozen_and_the_collector_walks_only_what_came_after() -
     assert heap_upkeep.freeze_if_grown(above=100_000)
     assert gc.get_freeze_count() >= 120_000
     assert len(gc.get_objects(generation=2)) < 1_000, "the collector would still walk the frozen objects"
-    assert not heap_upkeep.freeze_if_grown(above=100_000), "froze again with nothing new"
+    assert heap_upkeep.freeze_if_grown(above=100_000) is None, "froze again with nothing new"
     assert kept
 
 
@@ -82,7 +82,7 @@ def test_cycles_caught_in_flight_are_collected_once_they_are_worth_it_and_kopf_i
     assert gone() is not None, "frozen: the collector does not see it"
     upkeep.look(in_flight=0)
     assert gone() is not None, "thawed the whole heap for one event's worth of cycles"
-    caught = int(heap_upkeep.THAW_QUIET * gc.get_freeze_count() / heap_upkeep.OBJECTS_PER_EVENT) + 1
+    caught = int(heap_upkeep.THAW_QUIET * upkeep.frozen / heap_upkeep.OBJECTS_PER_EVENT) + 1
     upkeep.look(in_flight=caught)  # a freeze while many events were in flight
     assert gone() is not None, "thawed while events were in flight, below a quarter"
     upkeep.look(in_flight=0)
@@ -103,6 +103,30 @@ def test_under_changes_that_never_pause_the_heap_is_thawed_past_a_quarter() -> N
     upkeep.look(in_flight=many)
     assert gone() is None, "what freezes caught in flight piled up without bound while events never stopped"
     assert upkeep.thaws == 1
+
+
+@pytest.mark.usefixtures("unfrozen_afterwards")
+def test_the_upkeep_counts_what_it_froze_without_walking_the_frozen_objects() -> None:
+    """The thaw's ratio is taken of the upkeep's own count (``gc.get_freeze_count`` walks every frozen object):
+    the count must be what is frozen, through freezes and a thaw."""
+    gc.unfreeze()
+    upkeep = heap_upkeep.HeapUpkeep(above=10_000)
+    kept = [_Kept(n) for n in range(20_000)]
+    gc.collect()
+    upkeep.look(in_flight=0)
+    assert upkeep.freezes == 1
+    assert upkeep.frozen == gc.get_freeze_count()
+    more = [_Kept(n) for n in range(10_000)]
+    gc.collect()
+    upkeep.look(in_flight=1_000_000)  # a freeze that may have caught a great deal in flight
+    assert upkeep.freezes == 2
+    assert upkeep.frozen == gc.get_freeze_count()
+    del more  # frozen objects freed by their reference counts: still counted, until a thaw counts anew
+    assert upkeep.frozen > gc.get_freeze_count()
+    upkeep.look(in_flight=0)  # the freeze before may have caught a great deal: this quiet look thaws
+    assert upkeep.thaws == 1
+    assert upkeep.frozen == gc.get_freeze_count()
+    assert kept
 
 
 def test_kopf_still_names_its_per_object_workers_as_the_upkeep_expects() -> None:
