@@ -225,12 +225,14 @@ async def operate(
         LeaseTimings,
     )
     from topic_operator.k8s.process.liveness import Liveness
+    from topic_operator.k8s.process.lock_handoff import hand_the_lock_back_sooner
     from topic_operator.k8s.process.malloc_arenas import limit_malloc_arenas
     from topic_operator.k8s.process.serving import serve, serve_health
     from topic_operator.manifests.limits import LimitSettingError, limits_from_environment
 
     limit_malloc_arenas()  # before the operator's threads start (see the module)
     tune_garbage_collection()
+    hand_the_lock_back_sooner()  # before the clusters' threads start computing beside the loop
     priority = (
         settings.priority if settings.priority is not None else random.SystemRandom().randrange(1, 32768)
     )
