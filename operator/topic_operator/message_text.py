@@ -28,6 +28,7 @@ __all__ = [
     "NAME_LIMIT",
     "PATH_LIMIT",
     "VALUE_LIMIT",
+    "error_line",
     "escaped",
     "one_line",
     "shortened",
@@ -92,6 +93,13 @@ def shortened(text: str, limit: int) -> str:
 def one_line(message: str, limit: int = LINE_LIMIT) -> str:
     """A whole message as one bounded, escaped line: what every printed error and warning goes through last."""
     return shortened(message, limit)
+
+
+def error_line(error: BaseException) -> str:
+    """What went wrong, in one bounded line: the error's first line of text, or its type's name when it has none
+    (``TimeoutError()``, a dropped connection: a log line that ends in ``: `` tells nobody anything)."""
+    lines = str(error).strip().splitlines()
+    return one_line(lines[0] if lines else type(error).__name__)
 
 
 def shown(value: object, limit: int = VALUE_LIMIT) -> str:

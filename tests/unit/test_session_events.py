@@ -3,10 +3,15 @@ session itself is exercised against the real kube-apiserver (``tests/real``: eve
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from topic_operator.k8s.process.kube_api import SessionEvents, event_body
+from topic_operator.message_text import error_line
 
 TOPIC = {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaTopic",
          "metadata": {"name": "orders", "namespace": "team-a", "uid": "u-1"}}  # fmt: skip
@@ -50,3 +55,38 @@ def test_an_event_made_on_a_whole_second_keeps_its_microseconds() -> None:
     event = event_body(TOPIC, type="Normal", reason="Created", message="m", component="kto", at=whole)
     assert event["eventTime"] == "2026-11-27T17:49:43.000000+00:00"
     assert event["firstTimestamp"] == event["lastTimestamp"] == event["eventTime"]
+
+
+class _TimingOut:
+    """A session whose every request times out, as aiohttp's do on an API server too busy to answer: the error
+    (``TimeoutError()``) has no text."""
+
+    server = "https://127.0.0.1:1"
+
+    class aiohttp_session:  # noqa: N801 (kopf's attribute name)
+        @staticmethod
+        def request(*args: Any, **kwargs: Any) -> Any:
+            raise TimeoutError()
+
+
+def test_an_event_lost_to_an_error_without_text_is_logged_with_the_errors_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def post_one() -> None:
+        events = SessionEvents(Recorded(), "kto")
+        events.session_of = lambda: _TimingOut()
+        events.post(TOPIC, type="Normal", reason="Created", message="m")
+        await events.close()
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(asyncio.wait_for(post_one(), timeout=30))
+    assert [r.getMessage() for r in caplog.records] == [
+        "Event Created about team-a/orders not posted: TimeoutError"
+    ]
+
+
+def test_error_line_is_the_first_line_of_the_text_or_the_type() -> None:
+    assert error_line(TimeoutError()) == "TimeoutError"
+    assert error_line(ValueError("  \n ")) == "ValueError"
+    assert error_line(RuntimeError("refused\nat line 2")) == "refused"
+    assert "\x1b" not in error_line(RuntimeError("a\x1b[31m red"))

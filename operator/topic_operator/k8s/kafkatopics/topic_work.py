@@ -37,6 +37,7 @@ from typing import Any, Final
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.kafkatopics.topics import Verdict, describes_current_spec, settled_at_resume
 from topic_operator.k8s.process.kube_api import status_code
+from topic_operator.message_text import error_line
 
 __all__ = ["TopicWork"]
 
@@ -254,7 +255,9 @@ class TopicWork:
             except Exception as error:  # any refusal: said once, retried later
                 if status_code(error) == _NOT_FOUND:
                     return verdict, None  # deleted meanwhile: its DELETED event follows
-                logger.warning("status of KafkaTopic %s/%s not written (retrying): %s", *key, error)
+                logger.warning(
+                    "status of KafkaTopic %s/%s not written (retrying): %s", *key, error_line(error)
+                )
                 self._later_with(key, body)
                 return verdict, None
             written = verdict.status

@@ -27,6 +27,7 @@ from topic_operator.k8s.process.settings import (
     env_name,
     settings_from_env,
 )
+from topic_operator.message_text import error_line
 
 __all__ = ["operate", "register", "run_operator", "settings_from_args"]
 
@@ -155,7 +156,7 @@ def run_operator(settings: OperatorSettings) -> int:
                 logger.warning("%s; waiting for the Lease again as a standby", error)
     except (kopf.LoginError, ConfigError) as error:
         # No credentials anywhere kopf looks (kubeconfig, service account, client libraries): one line, exit 1.
-        print(f"kto run: cannot log in to the Kubernetes API: {_first_line(error)}", file=sys.stderr)
+        print(f"kto run: cannot log in to the Kubernetes API: {error_line(error)}", file=sys.stderr)
         return 1
     except StartupError as error:
         print(f"kto run: {error}", file=sys.stderr)
@@ -187,11 +188,6 @@ def _refusals_at_admission_are_no_errors(record: logging.LogRecord) -> bool:
 
 class StartupError(Exception):
     """The operator cannot start (the message says why, in one line)."""
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 async def operate(
@@ -258,7 +254,7 @@ async def operate(
             raise
         except Exception as error:  # refused (credentials, RBAC, the peering CRD missing) or unreachable
             raise StartupError(
-                f"cannot create the kopf peering object {settings.peering!r}: {_first_line(error)}"
+                f"cannot create the kopf peering object {settings.peering!r}: {error_line(error)}"
             ) from None
     try:
         limits = limits_from_environment()

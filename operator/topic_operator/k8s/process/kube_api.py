@@ -23,6 +23,8 @@ from typing import Any, Final, Protocol, cast
 
 import aiohttp
 
+from topic_operator.message_text import error_line
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -149,7 +151,11 @@ class SessionEvents:
         except Exception as error:  # an Event lost is said in the log, never fatal (Kubernetes allows it)
             involved = event["involvedObject"]
             logger.warning(
-                "Event %s about %s/%s not posted: %s", event["reason"], namespace, involved["name"], error
+                "Event %s about %s/%s not posted: %s",
+                event["reason"],
+                namespace,
+                involved["name"],
+                error_line(error),
             )
 
     async def close(self) -> None:
@@ -211,7 +217,7 @@ def _lease_error(error: Exception, verb: str, namespace: str, name: str) -> Exce
 
     code = status_code(error)
     if code in (401, 403):
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        reason = error_line(error)
         return LeaseAccessError(
             f"the API refused to {verb} the leader Lease {namespace}/{name} ({code}): {reason}"
         )
