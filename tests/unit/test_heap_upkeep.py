@@ -105,27 +105,33 @@ def test_under_changes_that_never_pause_the_heap_is_thawed_past_a_quarter() -> N
     assert upkeep.thaws == 1
 
 
+COUNT_SLACK = 1_000
+"""Objects other threads may make between the upkeep's collection and its freeze (frozen, not counted)."""
+
+
 @pytest.mark.usefixtures("unfrozen_afterwards")
 def test_the_upkeep_counts_what_it_froze_without_walking_the_frozen_objects() -> None:
     """The thaw's ratio is taken of the upkeep's own count (``gc.get_freeze_count`` walks every frozen object):
-    the count must be what is frozen, through freezes and a thaw."""
+    the count must be what is frozen, through freezes and a thaw, give or take what other threads of the test
+    process allocate between a collection and its freeze (``COUNT_SLACK``: far below the 20,000 objects freed
+    below, which a count that is not renewed at the thaw is off by)."""
     gc.unfreeze()
     upkeep = heap_upkeep.HeapUpkeep(above=10_000)
     kept = [_Kept(n) for n in range(20_000)]
     gc.collect()
     upkeep.look(in_flight=0)
     assert upkeep.freezes == 1
-    assert upkeep.frozen == gc.get_freeze_count()
+    assert abs(upkeep.frozen - gc.get_freeze_count()) <= COUNT_SLACK
     more = [_Kept(n) for n in range(10_000)]
     gc.collect()
     upkeep.look(in_flight=1_000_000)  # a freeze that may have caught a great deal in flight
     assert upkeep.freezes == 2
-    assert upkeep.frozen == gc.get_freeze_count()
+    assert abs(upkeep.frozen - gc.get_freeze_count()) <= COUNT_SLACK
     del more  # frozen objects freed by their reference counts: still counted, until a thaw counts anew
-    assert upkeep.frozen > gc.get_freeze_count()
+    assert upkeep.frozen > gc.get_freeze_count() + COUNT_SLACK
     upkeep.look(in_flight=0)  # the freeze before may have caught a great deal: this quiet look thaws
     assert upkeep.thaws == 1
-    assert upkeep.frozen == gc.get_freeze_count()
+    assert abs(upkeep.frozen - gc.get_freeze_count()) <= COUNT_SLACK
     assert kept
 
 
