@@ -4,10 +4,10 @@ the generation the operator has seen, and the Events about an object."""
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any
 
 from harness.kube_client import KubeApiError, KubeClient
+from harness.waiting import eventually
 
 __all__ = [
     "KTO_API",
@@ -100,15 +100,20 @@ def events_of(kube: KubeClient, namespace: str, name: str, kind: str = "KafkaTop
 def events_once_posted(
     kube: KubeClient, namespace: str, name: str, count: int, kind: str = "KafkaTopic", timeout: float = 15.0
 ) -> list[tuple[str, str]]:
-    """``events_of``, once at least ``count`` Events are there (or ``timeout`` seconds passed, for the caller's
-    assertion to say what is missing): the operator posts an Event after the status it accompanies, so a test
-    that has just seen the status may list the Events a moment too early."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """``events_of``, once at least ``count`` (1 or more) Events are there, or as they are after ``timeout``
+    seconds, for the caller's assertion to say what is missing: the operator posts an Event after the status it
+    accompanies, so a test that has just seen the status may list the Events a moment too early."""
+
+    def enough() -> list[tuple[str, str]] | None:
         found = events_of(kube, namespace, name, kind)
-        if len(found) >= count or time.monotonic() > deadline:
-            return found
-        time.sleep(0.1)
+        return found if len(found) >= count else None
+
+    with contextlib.suppress(AssertionError):
+        found: list[tuple[str, str]] = eventually(
+            enough, timeout=timeout, what=f"{count} Events about {namespace}/{name}", expected=()
+        )
+        return found
+    return events_of(kube, namespace, name, kind)
 
 
 def remove_kto_objects(kube: KubeClient, namespace: str) -> None:
