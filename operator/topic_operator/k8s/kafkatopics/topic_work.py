@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.kafkatopics.topics import Verdict, describes_current_spec, settled_at_resume
+from topic_operator.k8s.process.handler_scope import start_outside_handler
 from topic_operator.k8s.process.kube_api import status_code
 from topic_operator.message_text import error_line
 
@@ -197,9 +198,8 @@ class TopicWork:
         self._answered.pop(key, None)
         self._waiting[key] = body
         if key not in self._running:
-            self._running[key] = asyncio.get_running_loop().create_task(
-                self._run(key), name=f"KafkaTopic {key[0]}/{key[1]}"
-            )
+            # Not in the watch handler's context: the reconcile outlives the event (see ``handler_scope``).
+            self._running[key] = start_outside_handler(self._run(key), name=f"KafkaTopic {key[0]}/{key[1]}")
 
     def _cancel_retry(self, key: ObjectKey) -> None:
         handle = self._later.pop(key, None)

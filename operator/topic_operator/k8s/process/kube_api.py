@@ -23,6 +23,7 @@ from typing import Any, Final, Protocol, cast
 
 import aiohttp
 
+from topic_operator.k8s.process.handler_scope import start_outside_handler
 from topic_operator.message_text import error_line
 
 logger = logging.getLogger(__name__)
@@ -140,7 +141,7 @@ class SessionEvents:
             self._fallback.post(body, type=type, reason=reason, message=message)
             return
         event = event_body(body, type=type, reason=reason, message=message, component=self._component)
-        task = asyncio.get_running_loop().create_task(self._send(session, event))
+        task = start_outside_handler(self._send(session, event))  # the Event outlives the handler
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
 
