@@ -90,3 +90,68 @@ def test_error_line_is_the_first_line_of_the_text_or_the_type() -> None:
     assert error_line(ValueError("  \n ")) == "ValueError"
     assert error_line(RuntimeError("refused\nat line 2")) == "refused"
     assert "\x1b" not in error_line(RuntimeError("a\x1b[31m red"))
+
+
+class _Gated(SessionEvents):
+    """Sends nothing: each send waits for ``gate``, and the most sends under way at once are counted."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = asyncio.Event()
+        self.started: list[str] = []
+        self.sent: list[str] = []
+        self.under_way = self.most_at_once = 0
+
+    async def _send(self, session: Any, event: Mapping[str, Any]) -> None:
+        self.started.append(event["involvedObject"]["name"])
+        self.under_way += 1
+        self.most_at_once = max(self.most_at_once, self.under_way)
+        await self.gate.wait()
+        self.under_way -= 1
+        self.sent.append(event["involvedObject"]["name"])
+
+
+def _topic(name: str) -> dict[str, Any]:
+    return {**TOPIC, "metadata": {**TOPIC["metadata"], "name": name}}  # type: ignore[dict-item]
+
+
+def test_a_burst_of_events_is_posted_by_a_few_posters_in_order() -> None:
+    """A burst of changes must not start a post per Event: they waited together for the session's connections,
+    ahead of the status patches, until the API server's timeout lost them."""
+    events = _Gated(Recorded(), "kto", session_of=lambda: object(), posters=3)
+
+    async def burst() -> None:
+        for i in range(50):
+            events.post(_topic(f"t{i}"), type="Normal", reason="Created", message="m")
+        await asyncio.sleep(0.01)
+        assert events.most_at_once == 3
+        assert events.waiting == 47
+        events.gate.set()
+        await events.close()
+
+    asyncio.run(asyncio.wait_for(burst(), timeout=20))
+    assert events.started == [f"t{i}" for i in range(50)]  # taken in the order they came
+    assert sorted(events.sent) == sorted(events.started)
+    assert events.dropped == 0
+
+
+def test_events_beyond_the_queue_are_dropped_counted_and_said_once_per_thousand(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    events = _Gated(Recorded(), "kto", session_of=lambda: object(), posters=1, waiting=10)
+
+    async def burst() -> None:
+        for i in range(1_012):
+            events.post(_topic(f"t{i}"), type="Normal", reason="Created", message="m")
+        await asyncio.sleep(0)
+        events.gate.set()
+        await events.close()
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(asyncio.wait_for(burst(), timeout=20))
+    assert events.dropped == 1_002  # the poster starts on the loop's next turn: 10 wait, 1,002 do not fit
+    assert events.sent == [f"t{i}" for i in range(10)]
+    assert [r.getMessage() for r in caplog.records] == [
+        "Event Created about team-a/t10 dropped: 10 Events already wait to be posted (1 dropped so far)",
+        "Event Created about team-a/t1010 dropped: 10 Events already wait to be posted (1001 dropped so far)",
+    ]

@@ -15,6 +15,7 @@ large generated tree for the three calls needed here.
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime
 import json
 import logging
@@ -29,11 +30,14 @@ from topic_operator.message_text import error_line
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "EVENTS_WAITING",
+    "EVENT_POSTERS",
     "ApiRefusedError",
     "EventSink",
     "KopfEvents",
     "KubernetesApi",
     "LightkubeApi",
+    "SessionEvents",
     "patch_status_over",
     "status_code",
 ]
@@ -121,19 +125,52 @@ def event_body(
     }
 
 
+EVENT_POSTERS: Final = 4
+"""Events posted at once over the session: a quarter of its default 16 connections. The rest stay for the status
+patches, which carry the same facts and must land (an Event is best-effort, in Kubernetes as here)."""
+
+EVENTS_WAITING: Final = 10_000
+"""Events that may wait for a poster; one more is dropped (and said in the log), as client-go's recorder drops
+what its queue of 1,000 cannot take. A burst of 50,000 KafkaTopic changes sent at once never filled it."""
+
+_DROPS_PER_LOG_LINE: Final = 1_000
+
+
 class SessionEvents:
-    """Events posted over kopf's bounded session (``session_of``: the last login's, None before it), each in a
-    task of its own, as kopf's poster does them, but without kopf's per-Event lookups of its credentials vault
-    (kopf's poster cost the operator more CPU per KafkaTopic change than the status patch itself). Before a
-    login, and when ``session_of`` gives nothing, ``fallback`` posts (kopf's poster)."""
+    """Events posted over kopf's bounded session (``session_of``: the last login's, None before it), without
+    kopf's per-Event lookups of its credentials vault (kopf's poster cost the operator more CPU per KafkaTopic
+    change than the status patch itself). Before a login, and when ``session_of`` gives nothing, ``fallback``
+    posts (kopf's poster).
+
+    Events wait in a queue of their own and at most ``posters`` go out at once. One task per Event, as before,
+    let a burst of changes start thousands of posts that waited together for the session's connections, ahead
+    of the status patches, each holding its request, until the API server's 30 s passed and the Event was lost:
+    777 Events lost, and 428 status patches retried, in 50,000 unpaced updates. Here an Event's 30 s start when
+    it is sent; what cannot wait (``waiting`` full) is dropped and counted in ``dropped``."""
 
     def __init__(
-        self, fallback: EventSink, component: str, session_of: Callable[[], Any] = lambda: None
+        self,
+        fallback: EventSink,
+        component: str,
+        session_of: Callable[[], Any] = lambda: None,
+        *,
+        posters: int = EVENT_POSTERS,
+        waiting: int = EVENTS_WAITING,
     ) -> None:
         self.session_of = session_of
         self._fallback = fallback
         self._component = component
+        self._posters = posters
+        self._room = waiting
+        self._waiting: collections.deque[tuple[Any, dict[str, Any]]] = collections.deque()
         self._sending: set[asyncio.Task[None]] = set()
+        self.dropped = 0
+        """Events dropped because ``waiting`` were already queued."""
+
+    @property
+    def waiting(self) -> int:
+        """Events queued for a poster now."""
+        return len(self._waiting)
 
     def post(self, body: Mapping[str, Any], *, type: str, reason: str, message: str) -> None:
         session = self.session_of()
@@ -141,9 +178,33 @@ class SessionEvents:
             self._fallback.post(body, type=type, reason=reason, message=message)
             return
         event = event_body(body, type=type, reason=reason, message=message, component=self._component)
-        task = start_outside_handler(self._send(session, event))  # the Event outlives the handler
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
+        if len(self._waiting) >= self._room:
+            self._drop(event)
+            return
+        self._waiting.append((session, event))
+        if len(self._sending) < self._posters:
+            task = start_outside_handler(self._post_waiting())  # the poster outlives the handler
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    def _drop(self, event: Mapping[str, Any]) -> None:
+        if self.dropped % _DROPS_PER_LOG_LINE == 0:
+            involved = event["involvedObject"]
+            logger.warning(
+                "Event %s about %s/%s dropped: %d Events already wait to be posted (%d dropped so far)",
+                event["reason"],
+                involved["namespace"],
+                involved["name"],
+                len(self._waiting),
+                self.dropped + 1,
+            )
+        self.dropped += 1
+
+    async def _post_waiting(self) -> None:
+        """Post queued Events one after the other until none waits."""
+        while self._waiting:
+            session, event = self._waiting.popleft()
+            await self._send(session, event)
 
     async def _send(self, session: Any, event: Mapping[str, Any]) -> None:
         namespace = event["metadata"]["namespace"]
@@ -160,9 +221,11 @@ class SessionEvents:
             )
 
     async def close(self) -> None:
-        """Wait a moment for the Events still being posted (they carry what happened), then drop the rest."""
+        """Wait a moment for the Events still queued or being posted (they carry what happened), then drop the
+        rest."""
         if self._sending:
             await asyncio.wait(list(self._sending), timeout=5.0)
+        self._waiting.clear()
         for task in list(self._sending):
             task.cancel()
 
