@@ -365,6 +365,31 @@ def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
+def _descendants(root: int) -> list[int]:
+    """The processes below ``root`` (read from ``/proc``), deepest last."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def _renice(pids: list[int], niceness: int) -> None:
+    """Every thread of ``pids`` at ``niceness`` (Linux sets it per thread; threads made later inherit it)."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, int(task.name), niceness)
+
+
 async def _run_loadgen(
     phases: Phases, phase: str, connect: str, new_at: list[float] | None = None
 ) -> dict[str, Any]:
@@ -374,6 +399,8 @@ async def _run_loadgen(
         phases.token, *(("--ca", str(phases.ca)) if phases.ca else ()), "--partitions", str(phases.partitions),
         *(("--new-at", ",".join(map(str, new_at))) if new_at else ()), stdout=subprocess.PIPE,
     )  # fmt: skip
+    if phases.others_nice:
+        _renice([process.pid, *phases.servers], phases.others_nice)
     out, _ = await process.communicate()
     if process.returncode != 0:
         raise RuntimeError(f"load generator {phase} failed ({process.returncode})")
@@ -637,6 +664,10 @@ class Phases:
         """Python's garbage collections, while the operator runs in this process."""
         self.lag: LoopLag | None = None
         """The event loop's lateness, while the operator runs in this process."""
+        self.others_nice = 0
+        """The niceness of every process of the run but the operator (``--others-nice``; 0: as started)."""
+        self.servers: list[int] = []
+        """The servers' processes (API server, etcd, ZooKeeper), reniced with the load generators."""
 
     async def measure(self, name: str, events: int, work: Any, at_least: float = 2.0) -> dict[str, Any]:
         """Run ``work`` (a coroutine), then wait ``at_least`` seconds and until the operator is idle (the echoes
@@ -907,6 +938,9 @@ async def _main(args: argparse.Namespace) -> None:
             phases = Phases(url, args.topics, api.writes, rate=args.rate, clients=args.clients, token=api.token,
                             ca=api.ca, partitions=args.partitions)  # fmt: skip
             phases.lag, phases.gc = LoopLag(), GcPauses()
+            if args.others_nice:
+                phases.others_nice, phases.servers = args.others_nice, _descendants(os.getpid())
+                _renice(phases.servers, args.others_nice)
             lag_probe = asyncio.create_task(phases.lag.run())
             events = [
                 p for p in ("cluster", "create", "update", "label") if p == "cluster" or p not in args.skip
@@ -1517,6 +1551,15 @@ def main() -> None:
         metavar="PHASE,...",
         help="leave out phases: create, update, label, check, restart (e.g. --skip label at 50,000, where each "
         "phase of paced requests takes a quarter of an hour)",
+    )
+    parser.add_argument(
+        "--others-nice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the API server, etcd, ZooKeeper and the load generators at niceness N (Linux), the operator "
+        "at its own: where the operator has a node's cores to itself, as in a cluster, and not the servers' "
+        "and clients' turn on two shared ones (tells the operator's own hold-ups of the loop from the machine's)",
     )
     parser.add_argument(
         "--drifted",
