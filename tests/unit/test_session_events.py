@@ -155,3 +155,23 @@ def test_events_beyond_the_queue_are_dropped_counted_and_said_once_per_thousand(
         "Event Created about team-a/t10 dropped: 10 Events already wait to be posted (1 dropped so far)",
         "Event Created about team-a/t1010 dropped: 10 Events already wait to be posted (1001 dropped so far)",
     ]
+
+
+def test_an_event_posted_as_the_last_poster_ends_is_still_posted() -> None:
+    """The poster returns when it finds the queue empty; its done-callback leaves the set of posters a turn later.
+    An Event posted in between must start a poster of its own, or it waits for the next Event."""
+    events = _Gated(Recorded(), "kto", session_of=lambda: object(), posters=1)
+    events.gate.set()
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        events.post(_topic("first"), type="Normal", reason="Created", message="m")
+        # Runs after the poster's first step (queued before it), before its done-callback (queued during it).
+        loop.call_soon(lambda: events.post(_topic("second"), type="Normal", reason="Created", message="m"))
+        deadline = loop.time() + 5
+        while len(events.sent) < 2 and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        await events.close()
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=20))
+    assert events.sent == ["first", "second"]

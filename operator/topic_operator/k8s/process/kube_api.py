@@ -182,7 +182,9 @@ class SessionEvents:
             self._drop(event)
             return
         self._waiting.append((session, event))
-        if len(self._sending) < self._posters:
+        # A poster that found the queue empty has returned, and is done, before its done-callback leaves
+        # ``_sending``: counted as posting, it would leave this Event waiting for the next one.
+        if sum(not task.done() for task in self._sending) < self._posters:
             task = start_outside_handler(self._post_waiting())  # the poster outlives the handler
             self._sending.add(task)
             task.add_done_callback(self._sending.discard)
