@@ -109,7 +109,7 @@ class _Probe(SessionEvents):
         super().__init__(*args, **kwargs)
         self.seen: list[tuple[object, object]] = []
 
-    async def _send(self, session: Any, event: Mapping[str, Any]) -> None:
+    async def _send(self, session: Any, namespace: str, event: str) -> None:
         self.seen.append((execution.cause_var.get(None), KEPT.get(None)))
 
 

@@ -4,6 +4,7 @@ session itself is exercised against the real kube-apiserver (``tests/real``: eve
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -102,13 +103,14 @@ class _Gated(SessionEvents):
         self.sent: list[str] = []
         self.under_way = self.most_at_once = 0
 
-    async def _send(self, session: Any, event: Mapping[str, Any]) -> None:
-        self.started.append(event["involvedObject"]["name"])
+    async def _send(self, session: Any, namespace: str, event: str) -> None:
+        name = json.loads(event)["involvedObject"]["name"]
+        self.started.append(name)
         self.under_way += 1
         self.most_at_once = max(self.most_at_once, self.under_way)
         await self.gate.wait()
         self.under_way -= 1
-        self.sent.append(event["involvedObject"]["name"])
+        self.sent.append(name)
 
 
 def _topic(name: str) -> dict[str, Any]:
