@@ -11,7 +11,11 @@ import sys
 from collections import deque
 from pathlib import Path
 
-from topic_operator.k8s.process.garbage_collection import YOUNG_THRESHOLD, tune_garbage_collection
+from topic_operator.k8s.process.garbage_collection import (
+    MIDDLE_THRESHOLD,
+    YOUNG_THRESHOLD,
+    tune_garbage_collection,
+)
 
 BODY = json.dumps({
     "metadata": {"name": "orders", "labels": {f"l{i}": "v" for i in range(10)},
@@ -35,11 +39,11 @@ def _full_collections_over_a_stream_of_events(events: int = 100_000) -> int:
     return int(gc.get_stats()[2]["collections"] - before)
 
 
-def test_the_young_generation_is_collected_every_young_threshold_allocations() -> None:
+def test_the_young_and_middle_generations_are_collected_at_the_operators_thresholds() -> None:
     original = gc.get_threshold()
     try:
         assert tune_garbage_collection() == original
-        assert gc.get_threshold() == (YOUNG_THRESHOLD, original[1], original[2])
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, MIDDLE_THRESHOLD, original[2])
     finally:
         gc.set_threshold(*original)
 

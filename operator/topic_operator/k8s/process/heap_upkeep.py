@@ -1,26 +1,28 @@
-"""Keep the operator's long-lived heap cheap to collect and give the memory it no longer uses back.
+"""Keep the operator's long-lived heap out of the cycle collector's walk, and give the memory it no longer uses back.
 
 What the operator keeps per KafkaTopic (its claim, its validation, the watched view of its topic) lives as long
-as the KafkaTopic: at 50,000 KafkaTopics, about 700,000 objects that Python's cycle collector walks whole every
-time it collects its oldest generation, which held the event loop for 0.3-1.3 s. ``gc.freeze`` moves every
-object alive at that moment out of the collector's sight: later collections walk only what was made since. So
-whenever the unfrozen oldest generation has grown past ``FREEZE_ABOVE`` objects, the upkeep collects what is not
-frozen (a walk of about that many objects: tens of milliseconds) and freezes what survived. A collection of the
-oldest generation then stays short at any number of KafkaTopics.
+as the KafkaTopic: at 50,000 KafkaTopics, about 700,000 objects that Python's cycle collector would walk whole
+every time it collects its oldest generation, which held the event loop for 0.3-1.3 s. ``gc.freeze`` moves every
+object alive at that moment out of the collector's sight: later collections walk only what was made since.
 
-The collection comes first because a freeze also takes the garbage that waits for a collection: kopf's handling
-of one event leaves a reference cycle behind (a body and its views, a patch and its parts: about
-``OBJECTS_PER_EVENT`` objects). A frozen object is still freed by its reference count, as nearly everything the
-operator drops is; but a cycle alive at a freeze and dead later is never collected. The events kopf is handling
-at a freeze (its per-object workers running) are such cycles: 10,000 unpaced updates left 88,000 objects frozen
-for good, 40,000 at each freeze. So is anything that keeps kopf's cause of an event: work that outlives its
-handler starts outside the handler's context (``handler_scope``), or each KafkaTopic reconcile waiting in a
-burst is one more (50,000 unpaced creates and updates left 2.4 million objects frozen). So the upkeep counts
-what each freeze may have caught, and once that reaches a tenth of what is frozen, it thaws the heap at the
-first quiet look (no worker running), collects it whole once and freezes it clean; past a quarter, it does so at
-once, quiet or not. That one collection walks everything, as each collection of the oldest generation did before,
-but only once the leak is worth it: at 51 changes a second (about 25 workers at a freeze, one freeze per
-``FREEZE_ABOVE`` objects kept), 50,000 creates catch about 25,000 objects, a thirtieth of what they froze.
+The freezes ride on the collector's own work: right after each collection of the middle generation (a
+``gc.callbacks`` hook), the young generations are empty and everything not frozen has just survived two
+collections, so freezing then takes no walk of its own (``gc.freeze`` splices lists) and nothing dead that a
+collection could have found. Each collection walks at most the objects made since the last middle one
+(``garbage_collection``'s thresholds bound how many). An upkeep that collected and froze on a timer instead had to
+walk the young generations again before each freeze, on top of the collector's own walks: 145 ms at a time beside
+50,000 KafkaTopics.
+
+A frozen object is still freed by its reference count, as nearly everything the operator drops is; but a
+reference cycle alive at a freeze and dead later is never collected. The events kopf is handling at a freeze (its
+per-object workers running) are such cycles: kopf's handling of one event leaves one behind (a body and its views,
+a patch and its parts: about ``OBJECTS_PER_EVENT`` objects). So is anything that keeps kopf's cause of an event:
+work that outlives its handler starts outside the handler's context (``handler_scope``), or each KafkaTopic
+reconcile waiting in a burst is one more. So every ``UPKEEP_INTERVAL`` the upkeep counts what the freezes since
+its last look may have caught (the workers running, times ``OBJECTS_PER_EVENT``), and once that reaches a tenth of
+what is frozen, it thaws the heap at the first quiet look (no worker running), collects it whole once and freezes
+it clean; past a quarter, it does so at once, quiet or not. That one collection walks everything, but only once
+the leak is worth it.
 
 glibc's malloc keeps what Python frees in its heap; ``malloc_trim`` hands the free pages back to the system
 (``malloc_arenas`` caps the arenas it has to look at). It runs off the event loop: ctypes lets go of the GIL.
@@ -29,32 +31,26 @@ glibc's malloc keeps what Python frees in its heap; ``malloc_trim`` hands the fr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 __all__ = [
-    "FREEZE_ABOVE",
     "OBJECTS_PER_EVENT",
     "THAW_ANYWAY",
     "THAW_QUIET",
     "UPKEEP_INTERVAL",
     "HeapUpkeep",
-    "freeze_if_grown",
     "keep_heap",
     "kopf_workers",
     "trim_free_memory",
 ]
 
-FREEZE_ABOVE: Final = 25_000
-"""Unfrozen objects in the oldest generation past which the upkeep collects and freezes: the look walks about
-that many objects three times (listing, collecting, listing the survivors), a few milliseconds on a quiet
-machine, and several times that on one whose cores the API server and the clients keep busy."""
-
 UPKEEP_INTERVAL: Final = 10.0
-"""Seconds between two looks at the heap."""
+"""Seconds between two looks at what the freezes may have caught."""
 
 OBJECTS_PER_EVENT: Final = 40
 """Objects of the reference cycle kopf's handling of one event leaves (measured: 37.6)."""
@@ -67,26 +63,8 @@ the whole heap at the next quiet look, and at the next look whatever it finds.""
 KOPF_WORKER = "worker for "
 """How kopf names the task that handles one object's events (``kopf._core.reactor.queueing``)."""
 
-
-def freeze_if_grown(above: int = FREEZE_ABOVE) -> int | None:
-    """Once the unfrozen oldest generation holds ``above`` objects or more, collect the garbage among what is
-    not frozen, then freeze what lives; how many objects that froze, or None when it did not look further.
-    Counting lists only the unfrozen objects: a few milliseconds."""
-    if len(gc.get_objects(generation=2)) < above:
-        return None
-    return _collect_and_freeze()
-
-
-def _collect_and_freeze() -> int:
-    """Collect what is not frozen, then freeze what lives; about how many objects that froze. A full collection
-    leaves every survivor in the oldest generation, so listing it counts them (not what other threads make
-    between the listing and the freeze, a few at most): ``gc.get_freeze_count`` would
-    walk every frozen object instead, one cache miss each (at 50,000 KafkaTopics, 700,000 objects scattered
-    over 400 MB: that walk held the event loop for over 100 ms at each look)."""
-    gc.collect()
-    survivors = len(gc.get_objects(generation=2))
-    gc.freeze()
-    return survivors
+OLDEST = 2
+"""The generation survivors of a middle collection land in, and all that is not frozen right after one."""
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -120,30 +98,63 @@ def kopf_workers() -> int:
 
 
 class HeapUpkeep:
-    """The freezing policy, one look at a time (``look``); its counts say what it did (the tests read them)."""
+    """The freezing policy: ``after_collection`` freezes (installed in ``gc.callbacks`` by ``installed``),
+    ``look`` thaws when the freezes may have caught too much; its counts say what it did (the tests read them)."""
 
-    def __init__(self, above: int = FREEZE_ABOVE) -> None:
-        self.above = above
+    def __init__(self) -> None:
         self.caught = 0
         """Objects the freezes since the last clean one may have caught in flight (an estimate)."""
         self.frozen = 0
-        """Objects this upkeep froze, counted when it froze them. Frozen objects that died since are still
-        counted (only a walk of them all would tell), so a thaw comes later than a tenth of what lives after
-        many KafkaTopics are deleted; each thaw counts anew."""
+        """Objects this upkeep froze, counted when it froze them: ``gc.get_freeze_count`` would walk every
+        frozen object, one cache miss each (at 50,000 KafkaTopics, 700,000 objects scattered over 400 MB: over
+        100 ms). Frozen objects that died since are still counted (only such a walk would tell), so a thaw comes
+        later than a tenth of what lives after many KafkaTopics are deleted; each thaw counts anew."""
         self.freezes = 0
         self.thaws = 0
+        self._freezes_looked_at = 0
+
+    def after_collection(self, phase: str, info: Mapping[str, int]) -> None:
+        """A ``gc.callbacks`` hook: at the end of a collection of the middle or the oldest generation, freeze what
+        survived it (the only objects not frozen then). Listing them to count them costs a walk of what the
+        collection has just walked, no more. Runs on whichever thread the collection happened, holding the GIL."""
+        if phase == "stop" and info["generation"] >= 1:
+            self._freeze_survivors()
+
+    def _freeze_survivors(self) -> None:
+        self.frozen += len(gc.get_objects(generation=OLDEST))
+        gc.freeze()
+        self.freezes += 1
 
     def look(self, *, in_flight: int) -> None:
-        """One look, with ``in_flight`` objects having their events handled (kopf's workers) right now."""
-        if self.caught and self.caught >= (THAW_QUIET if not in_flight else THAW_ANYWAY) * self.frozen:
-            gc.unfreeze()
-            self.frozen = _collect_and_freeze()
-            self.caught = 0
-            self.thaws += 1
-        elif (frozen := freeze_if_grown(self.above)) is not None:
-            self.frozen += frozen
-            self.freezes += 1
+        """One look, with ``in_flight`` objects having their events handled (kopf's workers) right now. The
+        workers running now stand for those running at each freeze since the last look: kopf's workers live
+        seconds past their last event, so counting them once per freeze would count the same idle workers many
+        times over, and a freeze every few seconds would thaw the heap for nothing."""
+        if self.freezes != self._freezes_looked_at:
+            self._freezes_looked_at = self.freezes
             self.caught += in_flight * OBJECTS_PER_EVENT
+        if self.caught and self.caught >= (THAW_QUIET if not in_flight else THAW_ANYWAY) * self.frozen:
+            self.thaw()
+
+    def thaw(self) -> None:
+        """Thaw the heap, collect it whole, and freeze what lives (the hook has done so if it is installed)."""
+        gc.unfreeze()
+        self.frozen = 0
+        gc.collect()
+        self._freeze_survivors()
+        self._freezes_looked_at = self.freezes
+        self.caught = 0
+        self.thaws += 1
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[HeapUpkeep]:
+        """With ``after_collection`` in ``gc.callbacks``, and out of it afterwards."""
+        hook = self.after_collection
+        gc.callbacks.append(hook)
+        try:
+            yield self
+        finally:
+            gc.callbacks.remove(hook)
 
 
 async def keep_heap(
@@ -151,10 +162,11 @@ async def keep_heap(
     upkeep: HeapUpkeep | None = None,
     in_flight: Callable[[], int] = kopf_workers,
 ) -> None:
-    """Every ``interval`` seconds, until cancelled: one look of ``upkeep`` at the heap, then the C heap trimmed
-    in a thread."""
+    """Until cancelled: the freezes after each young collection, and every ``interval`` seconds one look of
+    ``upkeep`` at what they caught, then the C heap trimmed in a thread."""
     upkeep = upkeep or HeapUpkeep()
-    while True:
-        await asyncio.sleep(interval)
-        upkeep.look(in_flight=in_flight())
-        await asyncio.to_thread(trim_free_memory)
+    with upkeep.installed():
+        while True:
+            await asyncio.sleep(interval)
+            upkeep.look(in_flight=in_flight())
+            await asyncio.to_thread(trim_free_memory)
