@@ -127,9 +127,11 @@ class HeapUpkeep:
 
     def look(self, *, in_flight: int) -> None:
         """One look, with ``in_flight`` objects having their events handled (kopf's workers) right now. The
-        workers running now stand for those running at each freeze since the last look: kopf's workers live
-        seconds past their last event, so counting them once per freeze would count the same idle workers many
-        times over, and a freeze every few seconds would thaw the heap for nothing."""
+        workers running now stand for those at all the freezes since the last look, counted once: a worker
+        lingers after its event is handled and its cycle gone, so the count is already an upper bound, and
+        counted again at each freeze (one every few seconds under load) it would thaw the heap for nothing. At
+        50,000 paced changes it still stays above what the freezes really caught (0.2 dead objects per
+        KafkaTopic among the frozen at the end), and no thaw came."""
         if self.freezes != self._freezes_looked_at:
             self._freezes_looked_at = self.freezes
             self.caught += in_flight * OBJECTS_PER_EVENT
