@@ -3,6 +3,8 @@ them, and every refusal naming the property, its value and the rule (never a pas
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from topic_operator.admin.client_settings import (
     read_properties,
     settings_from_properties,
 )
-from topic_operator.admin.connection import reaching
+from topic_operator.admin.connection import open_admin, reaching
 from topic_operator.admin.errors import (
     AdminRequestError,
     AdminSettingsError,
@@ -204,3 +206,21 @@ def test_whatever_the_client_raises_becomes_one_admin_error(
         raise raised()
     assert words in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def _free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_admin_client_that_cannot_bootstrap_leaves_no_network_thread() -> None:
+    """A cluster whose brokers are down is retried for as long as it stays down: each failed open must take its
+    network thread with it, or the process gains one thread (and its sockets) per retry."""
+    settings = AdminSettings(
+        bootstrap_servers=(f"127.0.0.1:{_free_loopback_port()}",), client_id="kto-leak-probe"
+    )
+    for _ in range(3):
+        with pytest.raises(BrokersUnavailableError, match=r"answered within 0\.5 s"):
+            open_admin(settings, deadline=0.5)
+    assert [t.name for t in threading.enumerate() if t.name == "kafka-io-kto-leak-probe"] == []

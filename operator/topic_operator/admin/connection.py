@@ -20,6 +20,7 @@ from typing import Any
 
 import kafka.errors as kafka_errors
 from kafka.admin import KafkaAdminClient
+from kafka.net import KafkaNetClient
 
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.errors import (
@@ -99,11 +100,26 @@ def open_admin(
         }
     _quiet_kafka_logs()
     failures = _BootstrapFailures(f"kafka-io-{settings.client_id}")
+    made: list[KafkaNetClient] = []
+
+    def make_network_client(**configs: Any) -> KafkaNetClient:
+        client = KafkaNetClient(**configs)
+        made.append(client)
+        failures.ends_bootstrap_of(client)
+        return client
+
+    options["kafka_client"] = make_network_client
     manager = logging.getLogger("kafka.net.manager")
     manager.addHandler(failures)
     try:
         with reaching(settings, bootstrap, failures.telling):
             return KafkaAdminClient(**options)
+    except AdminClientError:
+        # the Admin client raised from its constructor, so nobody else can close its network thread
+        for client in made:
+            with contextlib.suppress(Exception):
+                client.close()
+        raise
     finally:
         manager.removeHandler(failures)
 
@@ -111,25 +127,40 @@ def open_admin(
 class _BootstrapFailures(logging.Handler):
     """Why kafka-python's bootstrap attempts failed: it logs the reason (refused SASL credentials, a TLS
     handshake, a closed socket) and raises only a time-out, so the reason is taken from its log records, those
-    of this client's I/O thread."""
+    of this client's I/O thread.
+
+    A refusal that another attempt cannot change (the credentials, or a certificate not trusted) ends the
+    bootstrap there, as Kafka's own clients treat an authentication failure as fatal: retrying until the deadline
+    would only delay the same answer, and on a loaded machine could end on a time-out that hides it."""
 
     _LINE = re.compile(
         r"^Bootstrap connection to \S+ failed: (?P<reason>.*?)(?: \(backoff [0-9.]+ secs\))?$", re.S
     )
+    _FINAL = ("SaslAuthenticationFailed", "CERTIFICATE_VERIFY_FAILED")
 
     def __init__(self, thread_name: str) -> None:
         super().__init__(logging.WARNING)
         self._thread_name = thread_name
         self._reasons: deque[str] = deque(maxlen=16)
         self._lock = threading.Lock()
+        self._client: KafkaNetClient | None = None
+
+    def ends_bootstrap_of(self, client: KafkaNetClient) -> None:
+        """The network client whose bootstrap a final refusal ends."""
+        self._client = client
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.threadName != self._thread_name:
             return
         match = self._LINE.match(record.getMessage())
-        if match is not None:
-            with self._lock:
-                self._reasons.append(match["reason"])
+        if match is None:
+            return
+        reason = match["reason"]
+        with self._lock:
+            self._reasons.append(reason)
+        if self._client is not None and any(final in reason for final in self._FINAL):
+            # closing the connection manager ends its bootstrap loop, which then raises its time-out at once
+            self._client._manager.close()
 
     def telling(self) -> str | None:
         """The reason that tells most: a refusal of the credentials, else a TLS failure, else the last one."""
