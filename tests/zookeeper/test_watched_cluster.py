@@ -3,12 +3,14 @@ changed, and re-reads everything after the connection (and with it every watch) 
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot, close_client, drop_connection, expire_session, new_client
 from topic_operator.model import ClusterState
+from topic_operator.zookeeper import watched as watched_module
 from topic_operator.zookeeper.simulated_brokers import register_broker
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
@@ -157,3 +159,42 @@ def test_orphans_markers_and_reassignments_come_and_go_topic_by_topic(
     kafka_zk.set(ReassignPartitionsZNode.path, ReassignPartitionsZNode.encode({"a": {0: [1, 2]}}))
     moved = settles_to(view, kafka_zk)
     assert [t for t in "abcu" if moved.topics[t].reassignment_in_progress] == ["a"]
+
+
+def test_a_full_read_holds_at_most_two_windows_of_answers(
+    kafka_zk: KazooClient, view_client: KazooClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each answer kazoo holds weighs kilobytes: a first read of a large cluster must apply them window by window
+    (the next in flight meanwhile), never hold them all, and still read every topic and config."""
+    for n in range(25):
+        kafka_zk.create(f"/brokers/topics/t{n}", topic_json([0]))
+        kafka_zk.create(f"/config/topics/t{n}", b'{"version":1,"config":{"retention.ms":"1"}}')
+    monkeypatch.setattr(watched_module, "READ_WINDOW", 4)
+    held: set[int] = set()
+    most_held = 0
+    issue = watched_module.read_data
+
+    def counted(zk: Any, path: str, watch: Any = None) -> Any:
+        nonlocal most_held
+        pending = issue(zk, path, watch)
+        if not path.startswith(("/brokers/topics/", "/config/topics/")):
+            return pending
+
+        class Counted:
+            def value(self) -> Any:
+                held.discard(id(self))
+                return pending.value()
+
+        counting = Counted()
+        held.add(id(counting))
+        most_held = max(most_held, len(held))
+        return counting
+
+    monkeypatch.setattr(watched_module, "read_data", counted)
+    watched = WatchedCluster(view_client)
+    try:
+        assert watched.state() == read_cluster(kafka_zk)
+    finally:
+        watched.close()
+    assert held == set()
+    assert most_held <= 2 * 4

@@ -17,7 +17,9 @@ is redone in full once ZooKeeper is back, and one that ZooKeeper leaves waiting 
 
 from __future__ import annotations
 
+import itertools
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -65,6 +67,10 @@ from topic_operator.zookeeper.znodes import (
 __all__ = ["WatchedCluster"]
 
 Answer = tuple[bytes, Any]
+
+READ_WINDOW = 2_000
+"""Topic and config reads in flight at once during a refresh (two windows at most): enough that ZooKeeper is
+never left waiting for the next request, few enough that their unapplied answers stay a few megabytes."""
 
 
 class _KeptStat(NamedTuple):
@@ -257,10 +263,8 @@ class WatchedCluster:
             b: read_data(client, BrokerIdZNode.path(b))
             for b in broker_ids_of(listed.get("brokers", []), unreadable_brokers)
         }
-        topic_reads = {t: read_data(client, TopicZNode.path(t), self._on_topic) for t in topics_to_read}
-        config_reads = {
-            t: read_data(client, TopicConfigZNode.path(t), self._on_config) for t in configs_to_read
-        }
+        windows = self._read_in_windows(client, topics_to_read, configs_to_read)
+        first_window = next(windows, None)
 
         if "brokers" in listed:
             answers = {b: read.value() for b, read in broker_reads.items()}
@@ -270,12 +274,36 @@ class WatchedCluster:
         if "deleting" in listed:
             self._deleting = set(listed["deleting"])
         self._apply_singles(singles)
-        changed = self._apply_topic_reads(topic_reads) | self._apply_config_reads(client, config_reads)
+        changed: set[str] = set()
+        window = first_window
+        while window is not None:
+            topic_reads, config_reads = window
+            window = next(windows, None)  # the next window is in flight while this one is applied
+            changed |= self._apply_topic_reads(topic_reads) | self._apply_config_reads(client, config_reads)
         if everything:
             changed |= self._topic_answers.keys()
         else:  # only the topics whose marker or reassignment came or went: a deletion costs one topic, not all
             changed |= (deleting ^ self._deleting) | (reassigning ^ self._facts.reassigning)
         self._rebuild(changed)
+
+    def _read_in_windows(
+        self, client: BoundedClient, topics: set[str], configs: set[str]
+    ) -> Iterator[tuple[dict[str, Pending[Answer]], dict[str, Pending[Answer]]]]:
+        """The topic and config reads, issued ``READ_WINDOW`` at a time as the caller asks for the next window.
+
+        kazoo's answer to a read weighs about 2 KB until it is applied, so a first read of 50,000 topics issued
+        at once held 100,000 of them (near 200 MB) at the peak of a restart. The caller applies a window while
+        the next one is in flight, so ZooKeeper always has reads to answer and at most two windows are held."""
+        wanted = itertools.chain(((t, True) for t in topics), ((t, False) for t in configs))
+        while window := list(itertools.islice(wanted, READ_WINDOW)):
+            topic_reads: dict[str, Pending[Answer]] = {}
+            config_reads: dict[str, Pending[Answer]] = {}
+            for topic, is_topic in window:
+                if is_topic:
+                    topic_reads[topic] = read_data(client, TopicZNode.path(topic), self._on_topic)
+                else:
+                    config_reads[topic] = read_data(client, TopicConfigZNode.path(topic), self._on_config)
+            yield topic_reads, config_reads
 
     def _read_singles(
         self, client: BoundedClient, everything: bool, stale: _Stale
