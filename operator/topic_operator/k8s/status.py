@@ -288,7 +288,7 @@ def cluster_status(
     conditions = merge_conditions((previous or {}).get("conditions"), ready, now)
     if state is None:
         return {"observedGeneration": generation, "connected": False, "conditions": conditions}
-    wanted = set(declared)
+    wanted = declared if isinstance(declared, (set, frozenset)) else set(declared)
     unmanaged = sorted(t for t in state.topics if t not in wanted)
     brokers = [
         {"id": b.id, **({"rack": b.rack} if b.rack is not None else {})}
