@@ -198,3 +198,28 @@ def test_a_full_read_holds_at_most_two_windows_of_answers(
         watched.close()
     assert held == set()
     assert most_held <= 2 * 4
+
+
+def test_the_release_evidence_follows_topics_that_change_format_and_go(
+    kafka_zk: KazooClient, view: WatchedCluster
+) -> None:
+    """The view counts znode formats and topic ids as topics change, not over all of them at each change: the
+    counts must stay those of a fresh read through upgrades, unreadable znodes and deletions."""
+    old = b'{"version":1,"partitions":{"0":[0]}}'
+    with_id = b'{"version":3,"topic_id":"AAAAAAAAAAAAAAAAAAAAAA","partitions":{"0":[0]}}'
+    kafka_zk.create("/brokers/topics/a", old)
+    kafka_zk.create("/brokers/topics/b", old)
+    kafka_zk.create("/brokers/topics/c", with_id)
+    first = settles_to(view, kafka_zk).release_evidence
+    assert first is not None
+    assert first.topic_znode_versions == ((1, 2), (3, 1))
+    assert first.topics_with_id == 1
+    kafka_zk.set("/brokers/topics/a", with_id)  # rewritten by a newer controller
+    kafka_zk.set("/brokers/topics/b", b"not json")
+    upgraded = settles_to(view, kafka_zk).release_evidence
+    assert upgraded is not None
+    assert upgraded.topic_znode_versions == ((3, 2),)
+    assert upgraded.topics_with_id == 2
+    kafka_zk.set("/brokers/topics/b", old)
+    kafka_zk.delete("/brokers/topics/c")
+    settles_to(view, kafka_zk)

@@ -63,6 +63,7 @@ __all__ = [
     "READ_ATTEMPTS",
     "SINGLE_ZNODES",
     "ClusterFacts",
+    "TopicTally",
     "Unreadable",
     "bounded",
     "broker_ids_of",
@@ -73,6 +74,7 @@ __all__ = [
     "kraft_migration",
     "migration_stage_of",
     "read_cluster",
+    "release_evidence_from",
     "release_evidence_of",
     "stage_of",
     "topic_state",
@@ -311,13 +313,41 @@ def release_evidence_of(
 ) -> ReleaseEvidence:
     """The release-telling facts of one read (``kafka.cluster_release``): topic znode formats and topic ids,
     broker registration versions and features, ``/controller``, ``/feature`` and ``/migration``."""
-    formats = Counter(topic.format_version or 0 for topic in topics.values())
+    tally = TopicTally()
+    for topic in topics.values():
+        tally.count(topic, 1)
+    return release_evidence_from(brokers, tally, facts)
+
+
+class TopicTally:
+    """What the release evidence counts over the topics (each znode format, the topics with an id), kept as
+    topics come, change and go, so a view that keeps 50,000 topics does not count them all again at each
+    change."""
+
+    def __init__(self) -> None:
+        self.formats: Counter[int] = Counter()
+        self.with_id = 0
+
+    def count(self, topic: TopicState, sign: int) -> None:
+        """Count ``topic`` in (``sign`` 1) or out (-1)."""
+        version = topic.format_version or 0
+        self.formats[version] += sign
+        if not self.formats[version]:
+            del self.formats[version]
+        if topic.topic_id is not None:
+            self.with_id += sign
+
+
+def release_evidence_from(
+    brokers: Mapping[int, Broker], tally: TopicTally, facts: ClusterFacts
+) -> ReleaseEvidence:
+    """``release_evidence_of`` with the topics already counted."""
     registrations = Counter(
         b.registration_version for b in brokers.values() if b.registration_version is not None
     )
     return ReleaseEvidence(
-        topic_znode_versions=tuple(sorted(formats.items())),
-        topics_with_id=sum(1 for topic in topics.values() if topic.topic_id is not None),
+        topic_znode_versions=tuple(sorted(tally.formats.items())),
+        topics_with_id=tally.with_id,
         broker_registration_versions=tuple(sorted(registrations.items())),
         broker_features=tuple(sorted({name for b in brokers.values() for name in b.features})),
         controller_znode_version=facts.controller_version,

@@ -40,13 +40,14 @@ from topic_operator.zookeeper.snapshot import (
     READ_ATTEMPTS,
     SINGLE_ZNODES,
     ClusterFacts,
+    TopicTally,
     Unreadable,
     bounded,
     broker_ids_of,
     decode_brokers,
     decode_singles,
     migration_stage_of,
-    release_evidence_of,
+    release_evidence_from,
     stage_of,
     topic_state,
 )
@@ -133,6 +134,8 @@ class WatchedCluster:
         self._config_names: set[str] = set()
         self._deleting: set[str] = set()
         self._topics: dict[str, TopicState] = {}
+        self._tally = TopicTally()
+        """The release evidence's counts over ``_topics``, changed with it (``_keep_topic``)."""
         self._unreadable: dict[str, str] = {}
         self._orphans: dict[str, int] = {}
         """Config znodes without a topic znode (name -> version), kept up to date topic by topic: a refresh
@@ -359,7 +362,7 @@ class WatchedCluster:
         """The topic is gone. Its config answer stays: a config left behind is an orphan until its own watch
         reports it deleted."""
         self._topic_answers.pop(topic, None)
-        self._topics.pop(topic, None)
+        self._keep_topic(topic, None)
         self._unreadable.pop(topic, None)
         self._recheck_orphan(topic)
 
@@ -394,6 +397,15 @@ class WatchedCluster:
                 self._mark(configs=topic)
         return set(reads)
 
+    def _keep_topic(self, topic: str, state: TopicState | None) -> None:
+        """The topic's state from now on (None: gone or unreadable), counted in the tally."""
+        before = self._topics.pop(topic, None)
+        if before is not None:
+            self._tally.count(before, -1)
+        if state is not None:
+            self._topics[topic] = state
+            self._tally.count(state, 1)
+
     def _rebuild(self, changed: set[str]) -> None:
         for topic in changed:
             self._recheck_orphan(topic)
@@ -401,7 +413,7 @@ class WatchedCluster:
             if answer is None:
                 continue
             try:
-                self._topics[topic] = topic_state(
+                state = topic_state(
                     topic,
                     answer,
                     self._config_answers.get(topic),
@@ -409,9 +421,10 @@ class WatchedCluster:
                     topic in self._facts.reassigning,
                     self._facts.requested.get(topic),
                 )
+                self._keep_topic(topic, state)
                 self._unreadable.pop(topic, None)
             except ZnodeFormatError as error:
-                self._topics.pop(topic, None)
+                self._keep_topic(topic, None)
                 self._unreadable[topic] = str(error)
         registered = len(self._brokers) + len(self._unreadable_brokers)
         self._state = ClusterState(
@@ -425,7 +438,7 @@ class WatchedCluster:
             unreadable_znodes=dict(sorted({**self._unreadable_brokers, **self._unreadable_singles}.items())),
             kraft_migration=self._facts.kraft_migration,
             kraft_migration_stage=migration_stage_of(self._facts, registered),
-            release_evidence=release_evidence_of(self._brokers, self._topics, self._facts),
+            release_evidence=release_evidence_from(self._brokers, self._tally, self._facts),
             migration=(stage := stage_of(self._facts, registered)),
             writer=choose_writer(stage, zookeeper=True, brokers=False),
         )
