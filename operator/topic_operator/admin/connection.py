@@ -158,9 +158,18 @@ class _BootstrapFailures(logging.Handler):
         reason = match["reason"]
         with self._lock:
             self._reasons.append(reason)
-        if self._client is not None and any(final in reason for final in self._FINAL):
+        if any(final in reason for final in self._FINAL) and self._is_of_client(record):
             # closing the connection manager ends its bootstrap loop, which then raises its time-out at once
+            assert self._client is not None
             self._client._manager.close()
+
+    def _is_of_client(self, record: logging.LogRecord) -> bool:
+        """Whether the record comes from this client's own I/O thread: another client given the same id (so
+        the same thread name) must not end this one's bootstrap."""
+        if self._client is None:
+            return False
+        thread = getattr(self._client._net, "_io_thread", None)
+        return thread is not None and record.thread == thread.ident
 
     def telling(self) -> str | None:
         """The reason that tells most: a refusal of the credentials, else a TLS failure, else the last one."""
