@@ -8,7 +8,6 @@ missing Secret), plus a retry; nothing here imports kopf.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -175,16 +174,14 @@ async def reconcile_cluster(
     # held the event loop for tens of milliseconds, so it is built in a worker thread from the state read (not
     # the cluster's own thread, which a drift check may keep busy and a closing session shuts).
     status = await asyncio.to_thread(
-        functools.partial(
-            cluster_status,
-            generation=generation,
-            state=state,
-            declared=names,
-            ready=ready,
-            previous=previous,
-            now=now,
-            kafka_version=handle.spec.kafka_version,
-        )
+        cluster_status,
+        generation=generation,
+        state=state,
+        declared=names,
+        ready=ready,
+        previous=previous,
+        now=now,
+        kafka_version=handle.spec.kafka_version,
     )
     ctx.metrics.unmanaged_topics.labels(label).set(status["topics"]["unmanaged"])
     events: tuple[EventSpec, ...] = (
