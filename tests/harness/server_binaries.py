@@ -19,7 +19,14 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Found", "KafkaDistribution", "etcd", "kafka_distributions", "kube_apiserver"]
+__all__ = [
+    "Found",
+    "KafkaDistribution",
+    "etcd",
+    "kafka_distributions",
+    "kube_apiserver",
+    "zookeeper_mode_distributions",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED_SERVERS = ROOT.parent / "shared" / "servers"
@@ -89,6 +96,11 @@ class KafkaDistribution:
         return ".".join(self.version.split(".")[:2])
 
     @property
+    def has_zookeeper_mode(self) -> bool:
+        """Whether its brokers can run in ZooKeeper mode: every release before 4.0 (4.0 removed it)."""
+        return int(self.version.split(".")[0]) < 4
+
+    @property
     def server_start(self) -> Path:
         return self.home / "bin" / "kafka-server-start.sh"
 
@@ -102,6 +114,15 @@ def _distribution(home: Path) -> KafkaDistribution | None:
         if match:
             return KafkaDistribution(home, match["version"])
     return None
+
+
+def zookeeper_mode_distributions() -> tuple[list[KafkaDistribution], str]:
+    """``kafka_distributions`` whose brokers run in ZooKeeper mode (before 4.0), and (when none) why."""
+    found, missing = kafka_distributions()
+    zookeeper_mode = [d for d in found if d.has_zookeeper_mode]
+    if zookeeper_mode or not found:
+        return zookeeper_mode, missing
+    return [], f"no Kafka distribution with ZooKeeper mode among {', '.join(d.version for d in found)}"
 
 
 def kafka_distributions() -> tuple[list[KafkaDistribution], str]:

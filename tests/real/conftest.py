@@ -22,10 +22,11 @@ from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
 from harness.real_apiserver import AS_DEPLOYED, RealApiServer, installed_apiserver, operator_kubeconfig_of
 from harness.real_kafka import KafkaBrokers
-from harness.server_binaries import kafka_distributions
+from harness.server_binaries import kafka_distributions, zookeeper_mode_distributions
 from topic_operator.zookeeper.local_server import LocalZooKeeper
 
-DISTRIBUTIONS, NO_KAFKA = kafka_distributions()
+DISTRIBUTIONS, NO_KAFKA = zookeeper_mode_distributions()
+"""The distributions whose brokers the ``kafka`` fixture runs in ZooKeeper mode (4.0 removed that mode)."""
 
 pytestmark = pytest.mark.real_servers
 
@@ -161,7 +162,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
         terminalreporter.write_line(f"real-server tier: skipped ({'; '.join(reasons)})")
         return
-    kafka = ", ".join(d.version for d in DISTRIBUTIONS) or "none found"
+    kafka = ", ".join(d.version for d in kafka_distributions()[0]) or "none found"
     terminalreporter.write_line(
         f"real-server tier: {len({r.nodeid for r in ours}) - len(skipped)} tests ran against a real kube-apiserver "
         f"and Kafka {kafka}; {len(skipped)} skipped"
