@@ -31,6 +31,7 @@ from topic_operator.kafka.assignment import (
 )
 from topic_operator.kafka.broker_settings import BrokerSettings
 from topic_operator.kafka.cluster_release import release_bounds, release_for_writing
+from topic_operator.kafka.controller_records import create_records, too_many_records
 from topic_operator.kafka.errors import (
     AdminOperationError,
     ClusterMigratingToKraftError,
@@ -43,6 +44,7 @@ from topic_operator.kafka.errors import (
     TopicDeletionDisabledError,
     TopicExistsError,
 )
+from topic_operator.kafka.kraft_migration import Writer
 from topic_operator.kafka.reassignment import (
     THROTTLED_REPLICAS_KEYS,
     PartitionMove,
@@ -79,7 +81,7 @@ from topic_operator.kafka.znode_payloads import (
     topic_payload_size_bounds,
     topic_znode_version_of,
 )
-from topic_operator.model import ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
+from topic_operator.model import Backend, ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
 
 __all__ = [
     "Action",
@@ -425,6 +427,14 @@ class _ConfigMemo:
         return cached
 
 
+def _written_by_a_kraft_controller(actual: ClusterState) -> bool:
+    """The plan's writes go to a KRaft controller: the Admin protocol writes them (a migration's writer is the
+    Admin protocol only once a KRaft controller owns the metadata), or a state read through the brokers alone."""
+    if actual.writer is not None:
+        return actual.writer.writer is Writer.ADMIN_PROTOCOL
+    return actual.backend is Backend.KRAFT
+
+
 class _Placement:
     """Broker lists per rack mode, computed once per plan rather than once per topic.
 
@@ -438,6 +448,9 @@ class _Placement:
         self._registered = actual.broker_metadata
         self._unreadable = actual.unreadable_brokers
         self.reassignment_unreadable = actual.reassignment_unreadable
+        self.records_bounded = _written_by_a_kraft_controller(actual)
+        """Whether a KRaft controller applies the writes, and so refuses a request of too many records
+        (``kafka.controller_records``)."""
         self._by_mode: dict[RackAwareMode, list[BrokerMetadata] | KafkaError] = {}
         self._load: dict[int, int] | None = None
         self._running: list[str] | None = None
@@ -577,6 +590,12 @@ class _ZnodeSize:
             raise error
 
 
+def _refuse_too_many_records(topic: str, operation: str, records: int, parts: str, *, field: str) -> None:
+    error = too_many_records(topic, operation, records, parts, field=field)
+    if error is not None:
+        raise error
+
+
 def _rejected(spec: TopicSpec, *errors: KafkaError, changes: tuple[Change, ...] = ()) -> TopicPlan:
     return TopicPlan(spec.cluster, spec.name, TopicStatus.REJECTED, (), changes, errors, spec.source)
 
@@ -659,6 +678,14 @@ def _plan_create(
             stricter_than_kafka=True,
         )
     validate_no_collision(spec.name, names)
+    if placement.records_bounded:
+        _refuse_too_many_records(
+            spec.name,
+            "Creating",
+            create_records(spec.partitions, len(spec.config)),
+            f"1 for the topic, {len(spec.config)} for its overrides, {spec.partitions:,} for its partitions",
+            field="partitions",
+        )
     config_size = configs.size(spec.config)
     what = (
         f"the request creating /brokers/topics/{spec.name} ({spec.partitions} partitions x {spec.replicas} "
@@ -899,6 +926,14 @@ def _reassign(
         else:
             target = decrease_replication(current.partitions, spec.replicas, brokers)
     moves = tuple(moves_between(current.partitions, target))
+    if placement.records_bounded:
+        _refuse_too_many_records(
+            spec.name,
+            "Reassigning",
+            len(moves),
+            f"up to one for each of {len(moves):,} partitions moved",
+            field="replicas",
+        )
     throttle = cluster.reassignment.throttle_bytes_per_second
     reassign = Reassign(
         spec.name,
@@ -938,6 +973,15 @@ def _grow(spec: TopicSpec, current: TopicState, cluster: ClusterSpec, placement:
             f"unknown, /admin/reassign_partitions: {placement.reassignment_unreadable}.",
             field="partitions",
             stricter_than_kafka=True,
+        )
+    if placement.records_bounded:
+        added = spec.partitions - current.partition_count
+        _refuse_too_many_records(
+            spec.name,
+            "Adding partitions to",
+            added,
+            f"one for each of {added:,} new partitions",
+            field="partitions",
         )
     manual = None
     if spec.replica_assignment is not None and spec.partitions > current.partition_count:

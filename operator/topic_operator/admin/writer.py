@@ -1,4 +1,5 @@
-"""A plan's actions written through Kafka's Admin protocol: one request of each kind for a whole batch.
+"""A plan's actions written through Kafka's Admin protocol: for a whole batch, one request of each kind, or as
+few as a KRaft controller accepts (``request_sizes``).
 
 - ``CreateTopic``: CreateTopics with the explicit assignment the port of Kafka's placement computed
   (``num_partitions`` and ``replication_factor`` -1, as the protocol asks), and the overrides. A KRaft
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import kafka.errors as kafka_errors
@@ -32,8 +34,10 @@ from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 
 from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.config_operations import config_operations
 from topic_operator.admin.connection import reaching
 from topic_operator.admin.errors import AdminClientError, WriteFencedError
+from topic_operator.admin.request_sizes import records_of, within_records
 from topic_operator.cluster_store import Outcome, WriteResult
 from topic_operator.kafka.errors import KafkaError, error_for_code
 from topic_operator.kafka.reassignment import BROKER_THROTTLE_RATES
@@ -48,19 +52,8 @@ _CONFLICTS = frozenset({_TOPIC_EXISTS})
 _NOT_WRITTEN = frozenset({_NOT_CONTROLLER})
 _ANSWER = re.compile(r"^\[Error (?P<code>-?\d+)\] (?P<name>\w+): ?(?P<message>.*)$", re.DOTALL)
 
-ConfigOperations = dict[str, tuple[AlterConfigOp, str | None]]
-
 METADATA_WAIT = 15.0
 """The most seconds a batch waits for the metadata to show what it created."""
-
-
-def config_operations(previous: Mapping[str, str], wanted: Mapping[str, str]) -> ConfigOperations:
-    """IncrementalAlterConfigs' operations from ``previous`` to ``wanted``: SET what differs, DELETE what goes."""
-    operations: ConfigOperations = {
-        key: (AlterConfigOp.SET, value) for key, value in sorted(wanted.items()) if previous.get(key) != value
-    }
-    operations |= {key: (AlterConfigOp.DELETE, None) for key in sorted(previous) if key not in wanted}
-    return operations
 
 
 class AdminWriter:
@@ -117,12 +110,13 @@ class AdminWriter:
         grows = [a for a in actions if isinstance(a, AddPartitions)]
         alters = [a for a in actions if isinstance(a, AlterConfig)]
         asks: list[Callable[[], dict[str, WriteResult]]] = []
-        if creates:
-            asks.append(lambda: self._create(creates, validate_only=True))
-        if grows:
-            asks.append(lambda: self._grow(grows, validate_only=True))
-        if alters:
-            asks.append(lambda: self._alter(alters, validate_only=True))
+        asks += [
+            partial(self._create, part, validate_only=True) for part in within_records(creates, records_of)
+        ]
+        asks += [partial(self._grow, part, validate_only=True) for part in within_records(grows, records_of)]
+        asks += [
+            partial(self._alter, part, validate_only=True) for part in within_records(alters, records_of)
+        ]
         refused: dict[str, KafkaError] = {}
         for ask in asks:
             try:
@@ -169,9 +163,18 @@ class AdminWriter:
         batch: Sequence[tuple[int, Any]],
         send: Callable[[list[Any]], dict[str, WriteResult]],
     ) -> None:
-        """One request for ``batch``; when it gets no answer, each of its actions is UNKNOWN."""
-        if not batch:
-            return
+        """``batch`` in as few requests as the controller accepts (``request_sizes``), each asked of
+        ``may_write`` first; a request that gets no answer makes each of its actions UNKNOWN, and the next
+        request is still sent."""
+        for request in within_records(batch, lambda indexed: records_of(indexed[1])):
+            self._request(results, request, send)
+
+    def _request(
+        self,
+        results: dict[int, WriteResult],
+        batch: Sequence[tuple[int, Any]],
+        send: Callable[[list[Any]], dict[str, WriteResult]],
+    ) -> None:
         actions = [action for _, action in batch]
         if self._may_write is not None and not self._may_write():
             fenced = WriteFencedError(
