@@ -1,26 +1,37 @@
 """A cluster read through the Admin protocol into the engine's ``ClusterState``, so the planner sees a KRaft
 cluster as it sees a ZooKeeper one.
 
-Four requests make a whole read, whatever the number of topics (and, once per connection, each broker's
-ApiVersions and the finalized features, for its release): DescribeCluster (the brokers and their racks;
-fenced brokers are left out, as a ZooKeeper-mode controller leaves out brokers not registered), Metadata (every
-topic's id and replicas, with each partition's leader and ISR), one DescribeConfigs for every topic, and
-ListPartitionReassignments. A topic's config is its topic-level overrides only (``DYNAMIC_TOPIC_CONFIG``): a broker
-default or a static broker setting is not the topic's, and never drift.
+A whole read is DescribeCluster (the brokers and their racks; fenced brokers are left out, as a ZooKeeper-mode
+controller leaves out brokers not registered), Metadata (every topic's id and replicas, with each partition's
+leader and ISR), DescribeConfigs of the topics whose overrides are wanted, a few hundred topics a request spread
+over every broker, and ListPartitionReassignments; once per connection, each broker's ApiVersions and the
+finalized features, for its release. Metadata and DescribeConfigs are answered as bytes and read for what a plan
+needs (``metadata_answers``, ``config_answers``): kafka-python's own decoding into dicts cost twice the brokers'
+time. When the caller names the topics whose overrides it wants, their DescribeConfigs go out with the Metadata,
+so the read takes about as long as the slowest broker's answer.
+
+A topic's config is its topic-level overrides only (``DYNAMIC_TOPIC_CONFIG``): a broker default or a static
+broker setting is not the topic's, and never drift. A topic whose configs the brokers refuse to describe (an
+authorization, say) or whose part of an answer cannot be read is unreadable, reported and not planned: an empty
+override set read in its place would plan every override away.
 """
 
 from __future__ import annotations
 
 import base64
-import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import kafka.errors as kafka_errors
 from kafka import TopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.admin import KafkaAdminClient
 
+from topic_operator.admin.answer_bytes import UndecodableAnswerError
+from topic_operator.admin.config_answers import describe_configs_request, topic_configs_in
+from topic_operator.admin.metadata_answers import MetadataTopic, metadata_request, topics_in
+from topic_operator.admin.raw_answers import answers_as_bytes
 from topic_operator.admin.release import broker_release, metadata_version
+from topic_operator.cluster_store import DEFAULT_DEADLINE
 from topic_operator.kafka.kraft_migration import choose_writer
 from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 
@@ -34,6 +45,12 @@ _LEADER_NOT_AVAILABLE = 5
 """A topic just created may answer this while its partitions get leaders: it exists."""
 _UNKNOWN_TOPIC = 3
 
+_REQUESTS_PER_BROKER = 3
+"""DescribeConfigs requests each broker gets for a whole read: while one answer is read, the next is on its way."""
+_LEAST_PER_REQUEST = 100
+_MOST_PER_REQUEST = 1000
+"""Topics per DescribeConfigs request: few enough that answers come early, enough that requests stay few."""
+
 
 def read_cluster(
     admin: KafkaAdminClient,
@@ -41,13 +58,14 @@ def read_cluster(
     partition_states: bool = False,
     topics: Collection[str] | None = None,
     configs_of: Collection[str] | None = None,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> ClusterState:
     """The cluster now: brokers, cluster id, and every topic (or only ``topics``) with its id, replicas,
     overrides and reassignment; with ``partition_states``, each partition's leader and ISR too.
 
-    ``configs_of``: only these topics' overrides are described, the others' left empty. DescribeConfigs is most
-    of a whole read (36 entries a topic for kafka-python to turn into dicts: about 7 s for 10,000 topics here,
-    against 0.5 s for their Metadata), and a batch plans only its own topics."""
+    ``configs_of``: only these topics' overrides are described, the others' left empty (a batch plans only its
+    own topics, ``kto plan`` only the declared ones); their requests then go out with the Metadata.
+    ``deadline``: the seconds the brokers may go without answering any of the read's requests."""
     cluster: Mapping[str, Any] = admin.describe_cluster()
     brokers = {
         int(b["broker_id"]): Broker(
@@ -59,21 +77,18 @@ def read_cluster(
         if not b.get("is_fenced", False)
     }
     names = None if topics is None else sorted(set(topics))
-    described: list[Mapping[str, Any]] = [] if names == [] else admin.describe_topics(names)
-    found: dict[str, Mapping[str, Any]] = {}
-    unreadable: dict[str, str] = {}
-    for topic in described:
-        code = int(topic.get("error_code", 0))
-        if code in (_NO_ERROR, _LEADER_NOT_AVAILABLE) and topic.get("partitions"):
-            found[topic["name"]] = topic
-        elif code not in (_NO_ERROR, _UNKNOWN_TOPIC, _LEADER_NOT_AVAILABLE):
-            unreadable[topic["name"]] = _error_text(code)
-    described_configs = sorted(found) if configs_of is None else sorted(set(configs_of) & set(found))
-    overrides = _topic_overrides(admin, described_configs)
-    moving = _reassignments(admin, sorted(found))
+    read = _Read(admin, sorted(brokers), deadline)
+    if configs_of is not None:
+        wanted = set(configs_of) if names is None else set(configs_of) & set(names)
+        read.run(names, sorted(wanted))
+    else:
+        read.run(names, None)
+        read.run([], sorted(read.found))
+    read.settle()
+    moving = _reassignments(admin, sorted(read.found))
     states = {
-        name: _topic_state(topic, overrides.get(name, {}), moving.get(name, {}), partition_states)
-        for name, topic in found.items()
+        name: _topic_state(topic, read.overrides.get(name, {}), moving.get(name, {}), partition_states)
+        for name, topic in read.found.items()
     }
     return ClusterState(
         cluster_id=cluster.get("cluster_id"),
@@ -82,7 +97,7 @@ def read_cluster(
         # Not DescribeCluster's controller_id: with a KRaft controller it names a random live broker (KafkaApis
         # answers so; clients never see KRaft controllers), a different one at each read.
         controller=None,
-        unreadable_topics=unreadable,
+        unreadable_topics=read.unreadable,
         backend=Backend.KRAFT,
         broker_release=broker_release(admin, sorted(brokers)),
         metadata_version=metadata_version(admin),
@@ -90,22 +105,77 @@ def read_cluster(
     )
 
 
-def _topic_overrides(admin: KafkaAdminClient, names: list[str]) -> dict[str, dict[str, str]]:
-    """Each topic's own overrides, in one DescribeConfigs request."""
+class _Read:
+    """The Metadata and DescribeConfigs answers of one read, gathered as they arrive."""
+
+    def __init__(self, admin: KafkaAdminClient, brokers: list[int], deadline: float) -> None:
+        self._admin = admin
+        self._brokers = brokers
+        self._deadline = deadline
+        self.found: dict[str, MetadataTopic] = {}
+        self.overrides: dict[str, dict[str, str]] = {}
+        self.unreadable: dict[str, str] = {}
+        self._unknown_configs: set[str] = set()
+
+    def run(self, metadata_of: list[str] | None, configs_of: list[str] | None) -> None:
+        """One round of requests sent together: Metadata of ``metadata_of`` (None: every topic; ``[]``: none)
+        and DescribeConfigs of ``configs_of``."""
+        requests: list[Any] = []
+        parts: list[list[str]] = []
+        if metadata_of != []:
+            requests.append(metadata_request(metadata_of))
+            parts.append([])
+        for part in _parts(configs_of or [], len(self._brokers)):
+            requests.append(describe_configs_request(part))
+            parts.append(part)
+        for answer in answers_as_bytes(self._admin, requests, self._brokers, deadline=self._deadline):
+            if parts[answer.index]:
+                self._configs(topic_configs_in(answer.payload, answer.version, parts[answer.index]))
+            else:
+                self._metadata(answer.payload, answer.version)
+
+    def settle(self) -> None:
+        """Keep the configs of topics the Metadata found, and drop topics whose configs no broker knew
+        (deleted between the two answers) or could not be read."""
+        for name in self._unknown_configs | self.unreadable.keys():
+            self.found.pop(name, None)
+        self.overrides = {name: self.overrides[name] for name in self.found if name in self.overrides}
+
+    def _metadata(self, payload: bytes, version: int) -> None:
+        try:
+            for topic in topics_in(payload, version):
+                code = topic.error_code
+                if code in (_NO_ERROR, _LEADER_NOT_AVAILABLE) and topic.partitions:
+                    self.found[topic.name] = topic
+                elif code not in (_NO_ERROR, _UNKNOWN_TOPIC, _LEADER_NOT_AVAILABLE):
+                    self.unreadable[topic.name] = _error_text(code, None, "describing it")
+        except UndecodableAnswerError as error:
+            raise kafka_errors.KafkaProtocolError(
+                f"the brokers' Metadata answer (version {version}) could not be read: {error}"
+            ) from None
+
+    def _configs(self, answered: Iterable[Any]) -> None:
+        for topic in answered:
+            if topic.undecodable is not None:
+                self.unreadable[topic.topic] = topic.undecodable
+            elif topic.error_code == _UNKNOWN_TOPIC:
+                self._unknown_configs.add(topic.topic)
+            elif topic.error_code != _NO_ERROR:
+                self.unreadable[topic.topic] = _error_text(
+                    topic.error_code, topic.error_message, "describing its configs"
+                )
+            else:
+                self.overrides[topic.topic] = topic.overrides
+
+
+def _parts(names: list[str], brokers: int) -> list[list[str]]:
+    """``names`` in DescribeConfigs requests: a few for each broker, each within the bounds."""
     if not names:
-        return {}
-    resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-    described: Mapping[str, Mapping[str, Mapping[str, Any]]] = admin.describe_configs(resources).get(
-        "topic", {}
+        return []
+    size = max(
+        _LEAST_PER_REQUEST, min(_MOST_PER_REQUEST, -(-len(names) // (_REQUESTS_PER_BROKER * max(brokers, 1))))
     )
-    return {
-        name: {
-            key: str(entry["value"])
-            for key, entry in configs.items()
-            if entry.get("config_source") == TOPIC_OVERRIDE_SOURCE and entry.get("value") is not None
-        }
-        for name, configs in described.items()
-    }
+    return [names[start : start + size] for start in range(0, len(names), size)]
 
 
 def _reassignments(admin: KafkaAdminClient, names: list[str]) -> dict[str, dict[int, Mapping[str, Any]]]:
@@ -122,24 +192,19 @@ def _reassignments(admin: KafkaAdminClient, names: list[str]) -> dict[str, dict[
 
 
 def _topic_state(
-    topic: Mapping[str, Any],
+    topic: MetadataTopic,
     config: dict[str, str],
     moving: Mapping[int, Mapping[str, Any]],
     partition_states: bool,
 ) -> TopicState:
-    partitions = {
-        int(p["partition_index"]): tuple(int(b) for b in p["replica_nodes"]) for p in topic["partitions"]
-    }
+    partitions = {p.index: p.replicas for p in topic.partitions}
     states = None
     if partition_states:
         states = {
-            int(p["partition_index"]): PartitionState(
-                leader=int(p["leader_id"]),
-                isr=tuple(int(b) for b in p["isr_nodes"]),
-                leader_epoch=int(p.get("leader_epoch", -1)),
-                controller_epoch=-1,
+            p.index: PartitionState(
+                leader=p.leader, isr=p.isr, leader_epoch=p.leader_epoch, controller_epoch=-1
             )
-            for p in topic["partitions"]
+            for p in topic.partitions
         }
     adding = {
         p: tuple(int(b) for b in m["adding_replicas"]) for p, m in moving.items() if m["adding_replicas"]
@@ -148,9 +213,9 @@ def _topic_state(
         p: tuple(int(b) for b in m["removing_replicas"]) for p, m in moving.items() if m["removing_replicas"]
     }
     return TopicState(
-        name=topic["name"],
+        name=topic.name,
         partitions=dict(sorted(partitions.items())),
-        topic_id=_topic_id(topic.get("topic_id")),
+        topic_id=_topic_id(topic.topic_id),
         adding_replicas=adding,
         removing_replicas=removing,
         config=dict(sorted(config.items())),
@@ -158,21 +223,15 @@ def _topic_state(
     )
 
 
-def _topic_id(value: object) -> str | None:
+def _topic_id(raw: bytes) -> str | None:
     """The topic id as ZooKeeper's topic znode holds it (Kafka's ``Uuid.toString``: URL-safe base64 without
     padding), so one topic reads the same through either store; None for the zero id."""
-    if value is None:
+    if not any(raw):
         return None
-    as_uuid = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
-    if as_uuid.int == 0:
-        return None
-    return _base64_id(as_uuid.bytes)
-
-
-def _base64_id(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _error_text(code: int) -> str:
+def _error_text(code: int, message: str | None, doing: str) -> str:
     error = kafka_errors.for_code(code)
-    return f"the brokers answered {error.__name__} (error code {code}) describing it"
+    said = f": {message}" if message else ""
+    return f"the brokers answered {error.__name__} (error code {code}) {doing}{said}"

@@ -55,7 +55,11 @@ class AdminStore:
     ) -> ClusterState:
         with reaching(self.settings, self.deadline):
             return read_cluster(
-                self.admin, partition_states=partition_states, topics=topics, configs_of=configs_of
+                self.admin,
+                partition_states=partition_states,
+                topics=topics,
+                configs_of=configs_of,
+                deadline=self.deadline,
             )
 
     def close(self) -> None:
