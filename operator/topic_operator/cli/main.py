@@ -308,7 +308,8 @@ def _plan(args: argparse.Namespace) -> int:
         result = plan(topics, state, cluster, seed=args.seed)
     else:
         with _store(args, cluster) as store:
-            state = store.read_cluster(deadline=args.deadline)
+            # only the declared topics' overrides are planned: the brokers need not describe the others'
+            state = store.read_cluster(deadline=args.deadline, configs_of=[t.name for t in topics])
             result = plan(topics, state, cluster, seed=args.seed)
             # the brokers' own verdict (validate_only) where the store has one: a policy, a config they refuse
             result = refused(result, store.validate(result.actions))
@@ -413,7 +414,7 @@ def _apply(args: argparse.Namespace) -> int:
         reconciler = Reconciler(store, cluster, seed=args.seed, deadline=args.deadline)
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
-        state = store.read_cluster(deadline=args.deadline)
+        state = store.read_cluster(deadline=args.deadline, configs_of=[t.name for t in topics])
         _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
         preview = reconciler.plan(topics, state=state, judge=judge)
         if args.output == "text":
