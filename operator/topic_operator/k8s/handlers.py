@@ -38,6 +38,7 @@ from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.clusters import (
     CLUSTER_FAILURES,
+    describe_cluster,
     failed_verdict,
     forget_cluster,
     reconcile_cluster,
@@ -373,13 +374,18 @@ async def _cluster_round(
 ) -> Verdict:
     """Connect (or keep the session) and describe the cluster; when connected, check its KafkaTopics for drift,
     which also reconciles the unsettled ones (changed while it was down, or whose owner went away)."""
-    verdict = await reconcile_cluster(ctx, body, declared=_declared(claims, identities))
+    verdict, read = await describe_cluster(ctx, body, declared=_declared(claims, identities))
     key = (str(body["metadata"].get("namespace")), str(body["metadata"].get("name")))
     handle = ctx.clusters.get(key)
     if verdict.retry is None and handle is not None:
         try:
             _, state = await check_drift(
-                ctx, handle, claims.of_cluster(key), claims=claims, identity_of=_identity_of(identities)
+                ctx,
+                handle,
+                claims.of_cluster(key),
+                claims=claims,
+                identity_of=_identity_of(identities),
+                state=read,
             )
             tenants = _tenant_report(ctx, handle, body, state)
         except CLUSTER_FAILURES as error:  # gone between describing the cluster and checking its topics
@@ -425,6 +431,7 @@ async def cluster_session(
         stopped,
         round_=lambda: _cluster_round(ctx, _plain(body), claims, kto_cluster_identities),
         every=ctx.settings.drift_interval,
+        poll_every=ctx.settings.kraft_poll_interval,
     )
     if stopped.reason is not None and stopped.reason & kopf.DaemonStoppingReason.RESOURCE_DELETED:
         await forget_cluster(

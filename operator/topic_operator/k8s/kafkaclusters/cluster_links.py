@@ -60,6 +60,13 @@ class ClusterLink(Protocol):
 
     def read(self, topics: Collection[str], *, present: Collection[str] = ()) -> ClusterState: ...
 
+    @property
+    def polled(self) -> bool:
+        """Whether only a read tells of a change made behind the operator's back (the writes go through the
+        brokers, whose Admin protocol has no watch): the cluster's drift check then runs every
+        ``kraft_poll_interval``."""
+        ...
+
     def stage_may_have_moved(self) -> bool:
         """Without blocking: whether what tells the migration's stage may have changed since the last state."""
         ...
@@ -147,6 +154,8 @@ class ZooKeeperLink:
         written is there to read at once: ``present`` needs no wait."""
         return read_cluster(self.client, topics=topics, deadline=self.deadline)
 
+    polled = False
+
     def stage_may_have_moved(self) -> bool:
         return self.watched.stage_may_have_moved()
 
@@ -224,6 +233,8 @@ class AdminLink:
             self._failing_since = None
         return state
 
+    polled = True
+
     def stage_may_have_moved(self) -> bool:
         return False  # reached through its brokers alone: always KRaft
 
@@ -294,6 +305,11 @@ class MigratingLink:
         except (ClusterUnavailableError, AdminClientError) as error:
             raise self.staged.brokers_failed(error) from error
         return self.staged.on_the_brokers(state, zookeeper)
+
+    @property
+    def polled(self) -> bool:
+        choice = self.staged.choice
+        return choice is not None and choice.writer is Writer.ADMIN_PROTOCOL
 
     def stage_may_have_moved(self) -> bool:
         return self.zookeeper.stage_may_have_moved()

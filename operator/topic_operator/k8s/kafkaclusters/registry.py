@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -173,6 +173,11 @@ class ClusterHandle:
         """Blocking. The cluster as the watches last saw it (re-reading only what changed), or as the brokers
         describe it now."""
         return self.link.state()
+
+    def state_for(self, topics: Collection[str]) -> ClusterState:
+        """Blocking. ``state()``, with the overrides of ``topics`` at least: through the brokers, only theirs
+        are described (the others' cost requests and are not planned)."""
+        return self.link.state_for(topics)
 
     def run_batch(self, items: Sequence[tuple[TopicKey, TopicRequest]]) -> dict[TopicKey, TopicReport]:
         """Blocking (a worker thread). One plan and one pipelined apply for every topic of the batch."""

@@ -25,7 +25,8 @@ A change of the KafkaCluster's grants (``spec.tenants``) runs the round at once 
 KafkaTopics the old grants refused, and reports each namespace's usage under the new ones.
 
 The same loop runs the cluster's periodic round every ``drift_interval``: describe it in its status, and check
-its KafkaTopics for drift. (It was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s
+its KafkaTopics for drift. A cluster written through its brokers (KRaft) has no watch to tell of a change made
+behind the operator's back, so its round runs every ``kraft_poll_interval`` instead, when that is shorter. (It was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s
 for it, and a second per-cluster task did not earn its keep.)
 
 Every change of state is one log line, one Event and one status write, never one per retry; the
@@ -100,10 +101,15 @@ async def keep_session(
     *,
     round_: Callable[[], Awaitable[Verdict]],
     every: float,
+    poll_every: float | None = None,
 ) -> None:
     """Keep the session of the KafkaCluster ``body()`` (its latest body) until ``stopped``, and run ``round_``
     (connect if needed, describe the cluster, check its KafkaTopics for drift) at start, every ``every``
-    seconds, and as soon as a lost session is back. ``round_`` returns the cluster's verdict; this reports it."""
+    seconds, and as soon as a lost session is back. ``round_`` returns the cluster's verdict; this reports it.
+
+    ``poll_every``: the seconds between rounds of a cluster whose link is ``polled`` (written through the
+    brokers, where only a read tells of a change), when shorter than ``every``; each such round waits at least
+    three times as long as the last one took."""
     first = body()
     metadata = first.get("metadata") or {}
     key = (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
@@ -134,8 +140,9 @@ async def keep_session(
             await _pause(stopped, CHECK_INTERVAL)
             continue
         granted = (body().get("spec") or {}).get("tenants")
+        started = time.monotonic()
         verdict = await round_()  # connects first when there is no session, or a dead one
-        next_round = time.monotonic() + every
+        next_round = time.monotonic() + _interval(ctx.clusters.get(key), every, poll_every, started)
         if verdict.retry is None:
             if down is not None:
                 back = "connection to the brokers" if reaches_brokers(body()) else "ZooKeeper session"
@@ -149,6 +156,19 @@ async def keep_session(
         message = verdict.retry if why is None else f"{why}; a new session: {verdict.retry}"
         down = await _went_down(ctx, body(), label, down, message, verdict=verdict)
         await _pause(stopped, backoff.next())
+
+
+POLL_COST_FACTOR = 3.0
+"""A polled round waits at least this many times as long as the last round took."""
+
+
+def _interval(handle: ClusterHandle | None, every: float, poll_every: float | None, started: float) -> float:
+    """Seconds until the next round: ``every``, or for a polled link ``poll_every`` stretched by the last round's
+    cost, whichever is shorter."""
+    if poll_every is None or handle is None or not handle.link.polled:
+        return every
+    took = time.monotonic() - started
+    return min(every, max(poll_every, POLL_COST_FACTOR * took))
 
 
 async def _writer_moved(handle: ClusterHandle) -> bool:

@@ -517,11 +517,13 @@ async def check_drift(
     *,
     claims: ClaimsByTopic,
     identity_of: IdentityOf,
+    state: ClusterState | None = None,
 ) -> tuple[int, ClusterState]:
     """The drift timer's work for one cluster: plan every owned, unpaused KafkaTopic of it against the watched
     view (one plan), report out-of-band changes, revert them through the engine (forward-only: the planner never
     decreases partitions), and bring back any status that is not settled (an unreachable cluster, a conflict
     whose owner went away). ``kept``: the claims of the cluster's KafkaTopics, each with its body as last seen.
+    ``state``: the cluster as the round just read it, else it is read here.
     Returns how many topics drifted, and the cluster as the check read it (the round reports the tenants' usage
     from it: through the brokers, a read is the whole cluster).
 
@@ -533,7 +535,8 @@ async def check_drift(
     nothing, so a rate of 0 warns that a cluster's checks stopped completing. A completed check also counts the
     cluster's KafkaTopics by Ready condition (``census``), with the statuses it has just written."""
     started = time.monotonic()
-    state = await handle.run(handle.state)
+    if state is None:  # else the round's own read, moments ago
+        state = await handle.run(handle.state)
     owned: list[tuple[TopicClaim, TopicSpec]] = []
     again: list[Mapping[str, Any]] = []
     slices = TimeSlices()

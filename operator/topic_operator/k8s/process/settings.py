@@ -46,6 +46,11 @@ class OperatorSettings:
     drift_interval: float = field(default=300.0, metadata=_env("KTO_DRIFT_INTERVAL"))
     """Seconds between drift checks of each KafkaCluster's topics (the KafkaCluster timer). A check re-reads
     only what ZooKeeper watches reported as changed, so a short interval costs little."""
+    kraft_poll_interval: float = field(default=5.0, metadata=_env("KTO_KRAFT_POLL_INTERVAL"))
+    """Seconds between two drift checks of a KafkaCluster written through its brokers (a KRaft cluster, or one
+    migrated to KRaft), when ``drift_interval`` is longer: the Admin protocol has no watch, so only a read tells
+    that a topic was changed behind the operator's back. A check then waits at least three times as long as the
+    last one took, so a large cluster's brokers spend at most a quarter of their time answering it."""
     revert_drift: bool = field(default=True, metadata=_env("KTO_REVERT_DRIFT"))
     """Whether out-of-band changes are reverted (forward-only, by the engine) or only reported in status.drift."""
     batch_linger: float = field(default=0.5, metadata=_env("KTO_BATCH_LINGER"))
@@ -141,6 +146,7 @@ class OperatorSettings:
     def __post_init__(self) -> None:
         for name in (
             "drift_interval",
+            "kraft_poll_interval",
             "batch_linger",
             "queue_wait",
             "retry_delay",
