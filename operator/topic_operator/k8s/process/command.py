@@ -222,6 +222,7 @@ async def operate(
     )
     from topic_operator.k8s.process.liveness import Liveness
     from topic_operator.k8s.process.lock_handoff import hand_the_lock_back_sooner
+    from topic_operator.k8s.process.loop_lag import watch_loop_lag
     from topic_operator.k8s.process.malloc_arenas import limit_malloc_arenas
     from topic_operator.k8s.process.serving import serve, serve_health
     from topic_operator.manifests.limits import LimitSettingError, limits_from_environment
@@ -291,6 +292,7 @@ async def operate(
     keeper: LeaseKeeper | None = None
     kopf_stop = stop_flag
     upkeep = asyncio.create_task(keep_heap(), name="heap upkeep")
+    lag = asyncio.create_task(watch_loop_lag(context.metrics.event_loop_lag), name="loop lag")
     try:
         if elector is not None:
             try:
@@ -310,6 +312,7 @@ async def operate(
         )
     finally:
         upkeep.cancel()
+        lag.cancel()
         lost = keeper is not None and keeper.lost
         if keeper is not None:
             await asyncio.to_thread(keeper.stop, release=not lost)
