@@ -17,7 +17,8 @@ few as a KRaft controller accepts (``request_sizes``).
 Each topic's answer is its outcome: no error is APPLIED; Kafka's refusal is REJECTED in the brokers' words
 (``kafka.errors.error_for_code``); an answer that says someone else changed the topic meanwhile (it exists
 already, its partition count moved) is a CONFLICT, re-read and planned again; NOT_CONTROLLER (a KRaft quorum not
-ready, a migration not yet past its copy) is NOT_WRITTEN. A request whose answer never came is UNKNOWN for every
+ready, a migration not yet past its copy) is NOT_WRITTEN. A request kafka-python could not send (the broker it
+forwards through is down) goes through another (``any_broker``); one whose answer never came is UNKNOWN for every
 action in it: the next read finds out.
 """
 
@@ -33,6 +34,7 @@ import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 
+from topic_operator.admin.any_broker import through_any_broker
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.config_operations import config_operations
 from topic_operator.admin.connection import reaching
@@ -121,7 +123,7 @@ class AdminWriter:
         for ask in asks:
             try:
                 with reaching(self._settings, self._timeout):
-                    answered = ask()
+                    answered = through_any_broker(self._admin, ask, deadline=self._timeout)
             except AdminClientError:
                 continue
             for topic, result in answered.items():
@@ -186,7 +188,7 @@ class AdminWriter:
             return
         try:
             with reaching(self._settings, self._timeout):
-                answered = send(actions)
+                answered = through_any_broker(self._admin, partial(send, actions), deadline=self._timeout)
         except AdminClientError as lost:
             answered = {a.topic: WriteResult(a, Outcome.UNKNOWN, lost) for a in actions}
         for index, action in batch:
