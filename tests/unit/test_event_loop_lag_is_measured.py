@@ -30,3 +30,14 @@ def test_a_held_loop_is_one_sample_above_its_hold_up() -> None:
     assert _above(metrics, "0.5") == 1  # the hold-up, seen once, from its start
     assert _above(metrics, "1.0") == 0
     assert (metrics.registry.get_sample_value("kto_event_loop_lag_seconds_count") or 0) >= 10
+
+
+def test_forgetting_a_cluster_keeps_the_process_wide_lag_and_drops_the_cluster_s_series() -> None:
+    metrics = Metrics()
+    metrics.event_loop_lag.observe(0.2)
+    metrics.connected.labels("ns/gone").set(1)
+    metrics.connected.labels("ns/kept").set(1)
+    metrics.forget_cluster("ns/gone")
+    assert metrics.registry.get_sample_value("kto_cluster_connected", {"cluster": "ns/gone"}) is None
+    assert metrics.registry.get_sample_value("kto_cluster_connected", {"cluster": "ns/kept"}) == 1
+    assert metrics.registry.get_sample_value("kto_event_loop_lag_seconds_count") == 1

@@ -200,7 +200,8 @@ class Metrics:
         """Drop every series of a deleted KafkaCluster: its last values would otherwise stay exported for as long
         as the operator runs (a ``kto_cluster_connected`` of 0 and a drift-check rate of 0, alerting for ever)."""
         for metric in vars(self).values():
-            if isinstance(metric, Counter | Gauge | Histogram):
+            # the process-wide series (the event loop's lag) have no cluster label: nothing of theirs to drop
+            if isinstance(metric, Counter | Gauge | Histogram) and "cluster" in metric._labelnames:
                 metric.remove_by_labels({"cluster": cluster})
         self._census_labels.pop(cluster, None)
 
