@@ -62,7 +62,12 @@ def _kto(*arguments: str) -> subprocess.CompletedProcess[str]:
 def _manifest(path: Path, servers: str, topics: dict[str, dict[str, Any]]) -> Path:
     cluster = {"bootstrapServers": servers, "kafkaVersion": "3.9"}
     documents: list[dict[str, Any]] = [
-        {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaCluster", "metadata": {"name": "big"}, "spec": cluster}
+        {
+            "apiVersion": "kto.dev/v1alpha1",
+            "kind": "KafkaCluster",
+            "metadata": {"name": "big"},
+            "spec": cluster,
+        }
     ]
     documents += [
         {

@@ -114,7 +114,11 @@ def answers_as_bytes(
 
     def send(index: int, attempt: int) -> Callable[[], None]:
         def on_io_thread() -> None:
-            future = manager.send(requests[index], node_id=brokers[(index + attempt) % len(brokers)])
+            try:
+                future = manager.send(requests[index], node_id=brokers[(index + attempt) % len(brokers)])
+            except kafka_errors.KafkaError as error:  # a broker no longer in the metadata: raised, not failed
+                arrived.put((index, None, error))
+                return
             future.add_callback(lambda answer: arrived.put((index, answer, None)))
             future.add_errback(lambda error: arrived.put((index, None, error)))
 

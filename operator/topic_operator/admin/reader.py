@@ -27,6 +27,7 @@ from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 
 from topic_operator.admin.answer_bytes import UndecodableAnswerError
+from topic_operator.admin.any_broker import through_any_broker
 from topic_operator.admin.config_answers import describe_configs_request, topic_configs_in
 from topic_operator.admin.metadata_answers import MetadataTopic, metadata_request, topics_in
 from topic_operator.admin.raw_answers import answers_as_bytes
@@ -85,7 +86,7 @@ def read_cluster(
         read.run(names, None)
         read.run([], sorted(read.found))
     read.settle()
-    moving = _reassignments(admin, sorted(read.found))
+    moving = _reassignments(admin, sorted(read.found), deadline)
     states = {
         name: _topic_state(topic, read.overrides.get(name, {}), moving.get(name, {}), partition_states)
         for name, topic in read.found.items()
@@ -178,11 +179,16 @@ def _parts(names: list[str], brokers: int) -> list[list[str]]:
     return [names[start : start + size] for start in range(0, len(names), size)]
 
 
-def _reassignments(admin: KafkaAdminClient, names: list[str]) -> dict[str, dict[int, Mapping[str, Any]]]:
-    """The reassignments in flight (topic -> partition -> replicas, adding and removing)."""
+def _reassignments(
+    admin: KafkaAdminClient, names: list[str], deadline: float
+) -> dict[str, dict[int, Mapping[str, Any]]]:
+    """The reassignments in flight (topic -> partition -> replicas, adding and removing). A request for the
+    controller: through any broker that is up (``any_broker``)."""
     if not names:
         return {}
-    listed: Mapping[TopicPartition, Mapping[str, Any]] = admin.list_partition_reassignments()
+    listed: Mapping[TopicPartition, Mapping[str, Any]] = through_any_broker(
+        admin, admin.list_partition_reassignments, deadline=deadline
+    )
     wanted = set(names)
     found: dict[str, dict[int, Mapping[str, Any]]] = {}
     for partition, moving in listed.items():
