@@ -13,15 +13,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from harness.kraft_cluster import KRaftCluster
+from harness.kto_objects import write_manifests
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import connected
 from topic_operator.admin.reader import read_cluster
@@ -60,26 +61,7 @@ def _kto(*arguments: str) -> subprocess.CompletedProcess[str]:
 
 
 def _manifest(path: Path, servers: str, topics: dict[str, dict[str, Any]]) -> Path:
-    cluster = {"bootstrapServers": servers, "kafkaVersion": "3.9"}
-    documents: list[dict[str, Any]] = [
-        {
-            "apiVersion": "kto.dev/v1alpha1",
-            "kind": "KafkaCluster",
-            "metadata": {"name": "big"},
-            "spec": cluster,
-        }
-    ]
-    documents += [
-        {
-            "apiVersion": "kto.dev/v1alpha1",
-            "kind": "KafkaTopic",
-            "metadata": {"name": name},
-            "spec": {"cluster": "big", **spec},
-        }
-        for name, spec in topics.items()
-    ]
-    path.write_text(yaml.safe_dump_all(documents))
-    return path
+    return write_manifests(path, "big", {"bootstrapServers": servers, "kafkaVersion": "3.9"}, topics)
 
 
 @pytest.fixture
@@ -109,11 +91,20 @@ def test_an_apply_larger_than_one_controller_operation_is_split_and_lands_whole(
     changed = _kto("apply", "-f", str(manifest), "--yes")
     assert changed.returncode == 0, changed.stdout[-3000:] + changed.stderr[-3000:]
 
+    # kto apply reports the controller's answers; each broker applies its records at its own pace, and the
+    # brokers answer DescribeConfigs from their own copy: read until all agree, or 30 s.
     settings = AdminSettings(bootstrap_servers=tuple(servers.split(",")))
+    give_up = time.monotonic() + 30
     with connected(settings, deadline=60) as admin:
-        state = read_cluster(admin, configs_of=names)
-    assert [n for n in names if n not in state.topics] == []
-    wrong = {n: dict(state.topics[n].config) for n in names if dict(state.topics[n].config) != CHANGED}
+        while True:
+            state = read_cluster(admin, configs_of=names)
+            missing = [n for n in names if n not in state.topics]
+            wrong = {n: dict(state.topics[n].config) for n in names if n in state.topics}
+            wrong = {n: config for n, config in wrong.items() if config != CHANGED}
+            if (not missing and not wrong) or time.monotonic() >= give_up:
+                break
+            time.sleep(0.5)
+    assert missing == []
     assert wrong == {}, f"{len(wrong)} topics hold other overrides, e.g. {next(iter(wrong.items()), None)}"
 
     planned = _kto("plan", "-f", str(manifest), "-o", "json")
