@@ -13,17 +13,20 @@ each other and to the controller over PLAINTEXT, and a test reaches the client l
 from __future__ import annotations
 
 import base64
+import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from harness.real_kafka import RACKS, SMALL_CLUSTER_SETTINGS, Broker, KafkaBrokers
 from harness.real_kraft import KRaftController, _wait_started, format_storage
 from harness.server_binaries import KafkaDistribution, kafka_distributions
 from topic_operator.zookeeper.local_server import free_port
 
-__all__ = ["ClientListener", "KRaftCluster", "kraft_distribution", "new_cluster_id"]
+__all__ = ["ClientListener", "KRaftCluster", "kraft_cluster_or_skip", "kraft_distribution", "new_cluster_id"]
 
 
 def kraft_distribution() -> tuple[KafkaDistribution | None, str]:
@@ -154,3 +157,14 @@ def _pem_keystore(directory: Path, listener: ClientListener) -> Path:
     path = directory / "keystore.pem"
     path.write_text(listener.key.read_text() + listener.certificate.read_text())
     return path
+
+
+@contextlib.contextmanager
+def kraft_cluster_or_skip(directory: Path) -> Iterator[KRaftCluster]:
+    """A started ``KRaftCluster`` of ``kraft_distribution`` (Kafka 3.9) in ``directory``, stopped at the end; the test
+    is skipped, with what is missing, when ``../shared/servers`` has none."""
+    distribution, missing = kraft_distribution()
+    if distribution is None:
+        pytest.skip(f"a real KRaft cluster: {missing}")
+    with KRaftCluster(distribution, directory) as cluster:
+        yield cluster

@@ -4,7 +4,11 @@ the generation the operator has seen, and the Events about an object."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from harness.kube_client import KubeApiError, KubeClient
 from harness.waiting import eventually
@@ -19,6 +23,7 @@ __all__ = [
     "remove_kto_objects",
     "wait_cluster_ready",
     "wait_topic",
+    "write_manifests",
 ]
 
 KTO_API = "kto.dev/v1alpha1"
@@ -41,6 +46,32 @@ def kafka_topic(namespace: str, name: str, cluster: str = "main", **spec: Any) -
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"cluster": cluster, "partitions": 3, "replicas": 3, **spec},
     }
+
+
+def write_manifests(
+    path: Path, cluster: str, cluster_spec: Mapping[str, Any], topics: Mapping[str, Mapping[str, Any]]
+) -> Path:
+    """A manifest file for ``kto -f``: the KafkaCluster ``cluster`` with ``cluster_spec``, then a KafkaTopic of it
+    for each name of ``topics`` with its spec, as a user keeps them in one file without namespaces."""
+    documents: list[dict[str, Any]] = [
+        {
+            "apiVersion": KTO_API,
+            "kind": "KafkaCluster",
+            "metadata": {"name": cluster},
+            "spec": dict(cluster_spec),
+        }
+    ]
+    documents += [
+        {
+            "apiVersion": KTO_API,
+            "kind": "KafkaTopic",
+            "metadata": {"name": name},
+            "spec": {"cluster": cluster, **spec},
+        }
+        for name, spec in topics.items()
+    ]
+    path.write_text(yaml.safe_dump_all(documents))
+    return path
 
 
 def ready(body: dict[str, Any]) -> dict[str, Any]:

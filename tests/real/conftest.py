@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.kraft_cluster import KRaftCluster, kraft_distribution
+from harness.kraft_cluster import KRaftCluster, kraft_cluster_or_skip
 from harness.kto_objects import remove_kto_objects
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
@@ -117,10 +117,7 @@ def kafka(
 @pytest.fixture(scope="session")
 def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
     """A cluster that was always KRaft: one controller and three brokers in racks a/b/c (Kafka 3.9)."""
-    distribution, missing = kraft_distribution()
-    if distribution is None:
-        pytest.skip(f"a real KRaft cluster: {missing}")
-    with KRaftCluster(distribution, tmp_path_factory.mktemp("kraft")) as cluster:
+    with kraft_cluster_or_skip(tmp_path_factory.mktemp("kraft")) as cluster:
         yield cluster
 
 

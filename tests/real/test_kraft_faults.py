@@ -20,12 +20,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from harness.kraft_cluster import KRaftCluster, kraft_distribution
+from harness.kraft_cluster import KRaftCluster, kraft_cluster_or_skip
+from harness.kto_objects import write_manifests
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import connected
 from topic_operator.admin.reader import read_cluster
@@ -41,10 +40,7 @@ CONFIG = {"retention.ms": "3600000", "cleanup.policy": "compact", "segment.ms": 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
-    distribution, missing = kraft_distribution()
-    if distribution is None:
-        pytest.skip(f"a real KRaft cluster: {missing}")
-    with KRaftCluster(distribution, tmp_path_factory.mktemp("kraft-faults")) as started:
+    with kraft_cluster_or_skip(tmp_path_factory.mktemp("kraft-faults")) as started:
         yield started
 
 
@@ -53,25 +49,8 @@ def _kto(*arguments: str, timeout: float = 180) -> subprocess.CompletedProcess[s
 
 
 def _manifest(path: Path, servers: str, names: list[str], partitions: int = 2) -> Path:
-    documents: list[dict[str, Any]] = [
-        {
-            "apiVersion": "kto.dev/v1alpha1",
-            "kind": "KafkaCluster",
-            "metadata": {"name": "faulty"},
-            "spec": {"bootstrapServers": servers, "kafkaVersion": "3.9"},
-        }
-    ]
-    documents += [
-        {
-            "apiVersion": "kto.dev/v1alpha1",
-            "kind": "KafkaTopic",
-            "metadata": {"name": name},
-            "spec": {"cluster": "faulty", "partitions": partitions, "replicas": 2, "config": dict(CONFIG)},
-        }
-        for name in names
-    ]
-    path.write_text(yaml.safe_dump_all(documents))
-    return path
+    topics = {n: {"partitions": partitions, "replicas": 2, "config": dict(CONFIG)} for n in names}
+    return write_manifests(path, "faulty", {"bootstrapServers": servers, "kafkaVersion": "3.9"}, topics)
 
 
 def _settings(servers: str) -> AdminSettings:

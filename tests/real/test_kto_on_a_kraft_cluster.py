@@ -23,6 +23,7 @@ from kazoo.client import KazooClient
 
 from harness.kafka_clients import replica_lists, settled, topic_config
 from harness.kraft_cluster import KRaftCluster
+from harness.kto_objects import write_manifests
 from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
 from topic_operator.admin.client_settings import AdminSettings
@@ -42,25 +43,7 @@ def _kto(*arguments: str) -> subprocess.CompletedProcess[str]:
 
 
 def _manifests(path: Path, cluster: dict[str, Any], topics: dict[str, dict[str, Any]]) -> Path:
-    documents: list[dict[str, Any]] = [
-        {
-            "apiVersion": "kto.dev/v1alpha1",
-            "kind": "KafkaCluster",
-            "metadata": {"name": "kraft"},
-            "spec": cluster,
-        }
-    ]
-    documents += [
-        {
-            "apiVersion": "kto.dev/v1alpha1",
-            "kind": "KafkaTopic",
-            "metadata": {"name": name},
-            "spec": {"cluster": "kraft", **spec},
-        }
-        for name, spec in topics.items()
-    ]
-    path.write_text(yaml.safe_dump_all(documents))
-    return path
+    return write_manifests(path, "kraft", cluster, topics)
 
 
 def _broker_throttles(admin: KafkaAdminClient) -> dict[str, dict[str, str]]:
