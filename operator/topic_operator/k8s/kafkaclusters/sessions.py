@@ -26,8 +26,9 @@ KafkaTopics the old grants refused, and reports each namespace's usage under the
 
 The same loop runs the cluster's periodic round every ``drift_interval``: describe it in its status, and check
 its KafkaTopics for drift. A cluster written through its brokers (KRaft) has no watch to tell of a change made
-behind the operator's back, so its round runs every ``kraft_poll_interval`` instead, when that is shorter. (It was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s
-for it, and a second per-cluster task did not earn its keep.)
+behind the operator's back, so its round runs every ``kraft_poll_interval`` instead, when that is shorter. (It
+was a kopf timer; a timer sleeping its interval at shutdown kept kopf waiting 5 s for it, and a second
+per-cluster task did not earn its keep.)
 
 Every change of state is one log line, one Event and one status write, never one per retry; the
 ``kto_cluster_connected`` gauge follows. Each round leaves a heartbeat, which liveness reads: a keeper that
