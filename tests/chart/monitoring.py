@@ -34,6 +34,14 @@ def exported_families() -> dict[str, frozenset[str]]:
     return families
 
 
+def process_wide_families() -> frozenset[str]:
+    """The families with no ``cluster`` label, which measure the operator's process as a whole: on a fresh
+    registry a labelled family has no child yet and exports no sample, an unlabelled one exports its own."""
+    return frozenset(
+        family.name for family in Metrics(CollectorRegistry()).registry.collect() if family.samples
+    )
+
+
 def exported_series() -> frozenset[str]:
     return frozenset().union(*exported_families().values())
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from grafana_schema import schema_problems
-from monitoring import exported_families, exported_series, metric_names, selectors
+from monitoring import exported_families, exported_series, metric_names, process_wide_families, selectors
 from validation import CHART, ROOT, problems, rendered_documents
 
 SOURCE = CHART / "files" / "grafana-dashboard.json"
@@ -82,12 +82,27 @@ def test_every_metric_the_operator_exports_is_shown() -> None:
 
 def test_every_query_is_per_kafkacluster() -> None:
     """Each selector keeps to the KafkaClusters chosen in the dashboard's ``cluster`` variable, and each series
-    is named by its cluster."""
+    is named by its cluster; a metric of the process as a whole, which has no cluster, is drawn per operator
+    process (Prometheus' ``instance``)."""
     variables = {v["name"]: v for v in dashboard()["templating"]["list"]}
     assert variables["cluster"]["multi"]
     assert variables["cluster"]["includeAll"]
+    process_wide = {
+        series
+        for family, names in exported_families().items()
+        if family in process_wide_families()
+        for series in names
+    }
     for target in targets(dashboard()):
+        if metric_names(target["expr"]) <= process_wide:
+            assert "{{instance}}" in target["legendFormat"], target["expr"]
+            continue
         assert "{{cluster}}" in target["legendFormat"], target["expr"]
         for selector in selectors(target["expr"]):
             matchers = {(m.name, m.value) for m in selector.matchers.matchers}
             assert ("cluster", "$cluster") in matchers, target["expr"]
+
+
+def test_only_the_event_loop_lag_is_process_wide() -> None:
+    """The exemption above is for what truly has no cluster: a family that gains one loses it."""
+    assert process_wide_families() == {"kto_event_loop_lag_seconds"}
