@@ -66,7 +66,11 @@ from harness.kraft_cluster import KRaftCluster  # the harness lives with the tes
 from harness.real_kafka import Broker
 from harness.server_binaries import KafkaDistribution, kafka_distributions
 from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.admin.config_answers import describe_configs_request
 from topic_operator.admin.connection import connected
+from topic_operator.admin.metadata_answers import metadata_request
+from topic_operator.admin.raw_answers import answers_as_bytes
+from topic_operator.admin.reader import _parts as configs_parts  # the read's own split of DescribeConfigs
 from topic_operator.admin.store import AdminStore
 from topic_operator.cluster_store import DEFAULT_DEADLINE, Patience, WriteResult
 from topic_operator.manifests.loader import Manifests, load_manifests
@@ -87,6 +91,13 @@ TARGET_CREATE_RATIO = 1.0
 """The product's median time to online over kafka-python's batched median: no later."""
 TARGET_PLAN_RATIO = 2.0
 """(describe once + plan) over describe once."""
+TARGET_PLAN_OVER_ANSWER = 1.3
+"""``kto plan`` (a fresh read and the plan) over the brokers' own answer time to the requests the read sends."""
+TARGET_APPLY_RATIO = 1.2
+"""``kto apply`` of ``--apply-topics`` new topics over kafka-python's CreateTopics of them in requests under the
+controller's record limit."""
+BATCH_RECORDS = 10_000
+"""What a user's own batching has to stay under: ``QuorumController.MAX_RECORDS_PER_USER_OP``."""
 
 
 # -- measuring ----------------------------------------------------------------------------------------------------
@@ -500,6 +511,126 @@ def profile_product(creation: Creation, path: Path) -> None:
     print("\n".join("    " + line for line in text.getvalue().splitlines() if line.strip()))
 
 
+# -- (3) one apply at scale ---------------------------------------------------------------------------------------
+
+
+def overrides_of(index: int) -> dict[str, str]:
+    """The apply measurement's overrides: ``retention.ms`` on every topic, ``cleanup.policy`` on every other."""
+    config = {"retention.ms": str(3_600_000 + index)}
+    if index % 2 == 0:
+        config["cleanup.policy"] = "compact"
+    return config
+
+
+def write_apply_manifest(path: Path, bootstrap_servers: str, names: Sequence[str]) -> Path:
+    documents = [
+        "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\n"
+        f"metadata: {{name: {CLUSTER}}}\nspec: {{bootstrapServers: '{bootstrap_servers}', "
+        f"kafkaVersion: '{KAFKA_LINE}'}}\n"
+    ]
+    for index, name in enumerate(names):
+        overrides = "".join(f"    {key}: '{value}'\n" for key, value in overrides_of(index).items())
+        documents.append(
+            f"apiVersion: kto.dev/v1alpha1\nkind: KafkaTopic\nmetadata: {{name: {name}}}\n"
+            f"spec:\n  cluster: {CLUSTER}\n  partitions: 1\n  replicas: 1\n  config:\n{overrides}"
+        )
+    path.write_text("---\n".join(documents))
+    return path
+
+
+def kafka_python_in_requests_under_the_limit(
+    admin: KafkaAdminClient, names: Sequence[str]
+) -> tuple[float, int]:
+    """kafka-python's CreateTopics of ``names`` (1 partition, RF 1, ``overrides_of``), as a user batches them
+    under the record limit: as many topics a request as their records allow (a topic, its partition, its
+    overrides). The seconds until the last answer, and the number of requests."""
+    started = time.perf_counter()
+    requests = 0
+    chunk: dict[str, dict[str, Any]] = {}
+    records = 0
+
+    def send() -> None:
+        response = admin.create_topics(chunk, timeout_ms=int(ADMIN_DEADLINE * 1000), raise_errors=False)
+        refused = [t for t in response["topics"] if int(t["error_code"]) != 0]
+        if refused:
+            raise RuntimeError(
+                f"kafka-python's CreateTopics refused {len(refused)} topics, e.g. {refused[0]}"
+            )
+
+    for index, name in enumerate(names):
+        config = overrides_of(index)
+        cost = 2 + len(config)
+        if records + cost > BATCH_RECORDS:
+            send()
+            requests += 1
+            chunk, records = {}, 0
+        chunk[name] = {"num_partitions": 1, "replication_factor": 1, "configs": config}
+        records += cost
+    if chunk:
+        send()
+        requests += 1
+    return time.perf_counter() - started, requests
+
+
+def measure_apply(creation: Creation, count: int, rounds: int, settle: float) -> bool:
+    """``kto apply`` (parse, read, plan, the split CreateTopics) of ``count`` new topics against kafka-python's
+    CreateTopics in requests under the limit; each until the controller's last answer, alternating which goes
+    first, every topic deleted (and its files gone) between runs."""
+    print(
+        f"(3) one apply: {count:,} new topics of 1 partition, RF 1, retention.ms on each and cleanup.policy on "
+        f"every other (about {count * 3.5:,.0f} controller records); {rounds} rounds"
+    )
+    servers = ",".join(creation.settings.bootstrap_servers)
+    products: list[float] = []
+    batches: list[float] = []
+    for number in range(1, rounds + 1):
+        order = ("product", "batch") if number % 2 == 1 else ("batch", "product")
+        for path in order:
+            prefix = f"a{number}-{path}"
+            names = [f"{prefix}-{i:05d}" for i in range(count)]
+            if path == "product":
+                manifest = write_apply_manifest(creation.scratch / f"{prefix}.yaml", servers, names)
+                store = TimedStore(
+                    TimedAdmin(creation.admin),
+                    creation.settings,
+                    deadline=ADMIN_DEADLINE,
+                    confirm_writes=False,
+                )
+                started = time.perf_counter()
+                manifests = loaded(manifest)
+                report = Reconciler(store, manifests.clusters[0], deadline=ADMIN_DEADLINE).apply(
+                    manifests.topics
+                )
+                spent = time.perf_counter() - started
+                applied = len(report.by_outcome(TopicOutcome.APPLIED))
+                if applied != count:
+                    raise RuntimeError(f"kto apply applied {applied} of {count} topics: {report.counts()}")
+                products.append(spent)
+                print(
+                    f"  round {number}: kto apply {spent:.2f} s (read {store.read_s:.2f}, write {store.write_s:.2f}, "
+                    f"parse and plan {spent - store.read_s - store.write_s:.2f})"
+                )
+            else:
+                spent, requests = kafka_python_in_requests_under_the_limit(creation.admin, names)
+                batches.append(spent)
+                print(
+                    f"  round {number}: kafka-python, {requests} CreateTopics under the limit: {spent:.2f} s"
+                )
+            wait_online(creation.admin, names, 1, 1, timeout=creation.timeout, poll=0.5)
+            creation.clean(prefix)
+            time.sleep(settle)
+    ratio = median(products) / median(batches)
+    met = ratio <= TARGET_APPLY_RATIO
+    print(
+        f"  median: kto apply {median(products):.2f} s ({spread(products)}), kafka-python {median(batches):.2f} s "
+        f"({spread(batches)})"
+    )
+    print(
+        f"  kto apply / kafka-python (medians): {ratio:.2f}   target <= {TARGET_APPLY_RATIO:g}   {'met' if met else 'not met'}"
+    )
+    return met
+
+
 # -- (2) planning speed -------------------------------------------------------------------------------------------
 
 
@@ -530,6 +661,21 @@ def describe_configs_split(admin: KafkaAdminClient, names: Sequence[str]) -> tup
     response, answer_s = timed(lambda: manager.run(send))
     _, process_s = timed(lambda: client._describe_configs_process_responses([response]))
     return answer_s, process_s, sum(len(result.configs) for result in response.results)
+
+
+def brokers_answer_s(admin: KafkaAdminClient, names: Sequence[str]) -> float:
+    """The brokers' own time for the requests a read of ``names`` sends, to the last byte of each answer and no
+    further: DescribeCluster, then Metadata with the DescribeConfigs split as the read splits them (sent at once,
+    answers left as bytes), then ListPartitionReassignments."""
+    started = time.perf_counter()
+    brokers = sorted(int(b["broker_id"]) for b in admin.describe_cluster()["brokers"])
+    requests = [metadata_request(None)] + [
+        describe_configs_request(p) for p in configs_parts(list(names), len(brokers))
+    ]
+    for _ in answers_as_bytes(admin, requests, brokers, deadline=ADMIN_DEADLINE):
+        pass
+    admin.list_partition_reassignments()
+    return time.perf_counter() - started
 
 
 def measure_planning(
@@ -587,6 +733,12 @@ def measure_planning(
         f"{describe_s:.3f} s"
     )
 
+    _, answer_s, answers = median_of(repeats, partial(brokers_answer_s, admin, names))
+    print(
+        f"      the brokers' own answer to the same requests (to the last byte, nothing decoded): median "
+        f"{answer_s:.3f} s ({spread(answers)})"
+    )
+
     met = True
     variants: tuple[tuple[str, Mapping[str, str] | None], ...] = (
         ("declarations as the cluster holds them (no-op plan)", None),
@@ -606,7 +758,9 @@ def measure_planning(
         ratio_parts = (read_s + plan_s) / read_s
         ratio_whole = whole_s / read_s
         ok = max(ratio_parts, ratio_whole) <= TARGET_PLAN_RATIO
-        met = met and ok
+        over_answer = whole_s / answer_s
+        ok_answer = over_answer <= TARGET_PLAN_OVER_ANSWER
+        met = met and ok and ok_answer
         bare = whole_s / describe_s
         print(f"  (b) {what}: {len(desired):,} declared, {actions:,} actions")
         print(
@@ -618,6 +772,10 @@ def measure_planning(
         print(
             f"      (read + plan) / read = {ratio_parts:.2f}; measured read+plan / read = {ratio_whole:.2f}   "
             f"target <= {TARGET_PLAN_RATIO:g}   {'met' if ok else 'not met'}"
+        )
+        print(
+            f"      kto plan / the brokers' own answer = {over_answer:.2f}   target <= {TARGET_PLAN_OVER_ANSWER:g}   "
+            f"{'met' if ok_answer else 'not met'}"
         )
         print(f"      (for reference: kto plan / bare describe_topics() = {bare:.1f}; not the target)")
     return met
@@ -674,7 +832,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=("create", "plan"), help="measure only one of the two targets")
+    parser.add_argument("--only", choices=("create", "apply", "plan"), help="measure only one of the targets")
+    parser.add_argument(
+        "--apply-topics", type=int, default=10_000, help="new topics in the one-apply measurement"
+    )
+    parser.add_argument("--apply-rounds", type=int, default=3, help="rounds of the one-apply measurement")
     parser.add_argument("--create-topics", type=int, default=300, help="topics per creation measurement")
     parser.add_argument("--partitions", type=int, default=6, help="partitions per created topic (RF 3)")
     parser.add_argument(
@@ -722,6 +884,13 @@ def main() -> int:
                     results["creation"] = measure_creation(creation, args.rounds, args.settle)
                     if args.profile is not None:
                         profile_product(creation, args.profile)
+                if args.only in (None, "apply"):
+                    creation = Creation(
+                        admin, settings, kraft, Path(scratch), args.apply_topics, 1, 1, args.timeout
+                    )
+                    results["one apply"] = measure_apply(
+                        creation, args.apply_topics, args.apply_rounds, args.settle
+                    )
                 if args.only in (None, "plan"):
                     results["planning"] = measure_planning(
                         admin, settings, Path(scratch), args.topics, args.chunk, args.repeats, args.timeout
