@@ -128,6 +128,10 @@ class ClusterSpec:
     KRaft cluster."""
     tenancy: Tenancy | None = field(default=None, compare=False)
     """The namespaces it grants and their limits (``spec.tenants``; None: only its own namespace's topics)."""
+    kafka_version_declared: bool = True
+    """Whether ``kafka_version`` was declared (``spec.kafkaVersion``, ``--kafka-version``). When not, and the
+    brokers can be asked, a plan judges by the line they run (``releases.brokers_line``), and the manifests are
+    judged beforehand by every line that could be the brokers' (``topic_configs.checked_by_some_line``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ from topic_operator.kafka.releases import (
     PENDING_DELETION_REFUSED,
     REASSIGNMENT_API,
     KafkaVersion,
+    brokers_line,
     format_version,
 )
 from topic_operator.kafka.topic_configs import (
@@ -299,7 +300,9 @@ def plan(
         by_name.setdefault(spec.name, []).append(spec)
     names = TopicNameIndex(actual.topics)
     placement = _Placement(actual)
-    configs = _ConfigMemo(settings.kafka_version, settings.broker_settings)
+    configs = _ConfigMemo(
+        settings.kafka_version, settings.broker_settings, kraft=_written_by_a_kraft_controller(actual)
+    )
     # Sorted by name alone: sorting the (name, specs) pairs compares tuples, three times slower at 50,000
     # topics, and a sort holds Python's lock from start to end (the drift check plans beside the event loop).
     plans = [
@@ -325,7 +328,12 @@ def plan(
 def _writing_release(settings: ClusterSpec, actual: ClusterState) -> ClusterSpec:
     """The cluster as the plan judges and writes it: its declared release, unless ZooKeeper shows it runs an
     older one, whose configs and formats are then followed, so that nothing it cannot read is written
-    (``kafka.cluster_release``; the contradiction itself is reported where the cluster is)."""
+    (``kafka.cluster_release``; the contradiction itself is reported where the cluster is). A release not
+    declared is the brokers' own where they said it (``brokers_line``)."""
+    if not settings.kafka_version_declared:
+        answered = brokers_line(actual.metadata_version, actual.broker_release)
+        if answered is not None:
+            settings = dataclasses.replace(settings, kafka_version=answered)
     if actual.release_evidence is None:
         return settings
     bounds = release_bounds(actual.release_evidence)
@@ -398,9 +406,11 @@ class _ConfigMemo:
     """Fleets repeat a few config sets across thousands of topics; validating and canonicalising each distinct
     set once per plan removes nearly half of the planning time. Failures are not cached (they raise again)."""
 
-    def __init__(self, kafka_version: KafkaVersion, broker: BrokerSettings) -> None:
+    def __init__(self, kafka_version: KafkaVersion, broker: BrokerSettings, *, kraft: bool) -> None:
         self._kafka_version = kafka_version
         self._broker = broker
+        self.kraft = kraft
+        """The plan's writes go to a KRaft controller, which judges tiered storage by its own path."""
         self._valid: set[frozenset[tuple[str, str]]] = set()
         self._comparable: dict[frozenset[tuple[str, str]], dict[str, ComparableValue]] = {}
         self._sizes: dict[frozenset[tuple[str, str]], int] = {}
@@ -408,7 +418,9 @@ class _ConfigMemo:
     def validate(self, config: Mapping[str, str]) -> None:
         key = frozenset(config.items())
         if key not in self._valid:
-            validate_topic_config(config, kafka_version=self._kafka_version, broker=self._broker)
+            validate_topic_config(
+                config, kafka_version=self._kafka_version, broker=self._broker, kraft=self.kraft
+            )
             self._valid.add(key)
 
     def size(self, config: Mapping[str, str]) -> int:
@@ -429,10 +441,15 @@ class _ConfigMemo:
 
 def _written_by_a_kraft_controller(actual: ClusterState) -> bool:
     """The plan's writes go to a KRaft controller: the Admin protocol writes them (a migration's writer is the
-    Admin protocol only once a KRaft controller owns the metadata), or a state read through the brokers alone."""
-    if actual.writer is not None:
-        return actual.writer.writer is Writer.ADMIN_PROTOCOL
-    return actual.backend is Backend.KRAFT
+    Admin protocol only once a KRaft controller owns the metadata), or a state read through the brokers alone,
+    unless those brokers run in ZooKeeper mode."""
+    if actual.writer is not None and actual.writer.writer is not Writer.ADMIN_PROTOCOL:
+        return False
+    if actual.writer is None and actual.backend is not Backend.KRAFT:
+        return False
+    # Brokers in ZooKeeper mode answer the Admin protocol too, with no metadata.version: their controller
+    # writes to ZooKeeper, by ZooKeeper mode's rules.
+    return not (actual.metadata_version is None and actual.broker_release is not None)
 
 
 class _Placement:
@@ -1064,7 +1081,9 @@ def _config_change(
     before, after = configs.comparable(current.config), configs.comparable(wanted)
     if before == after:
         return None
-    turned_off = remote_storage_turned_off(current.config, wanted, kafka_version=cluster.kafka_version)
+    turned_off = remote_storage_turned_off(
+        current.config, wanted, kafka_version=cluster.kafka_version, kraft=configs.kraft
+    )
     if turned_off is not None:
         raise turned_off
     changes = [

@@ -66,7 +66,15 @@ def test_a_multi_document_file_gives_clusters_and_topics_in_order_with_their_sou
     assert manifests.errors == ()
     assert manifests.warnings == ()
     assert manifests.clusters == (
-        ClusterSpec("local", "127.0.0.1:2181/kafka", False, (), (3, 4), source="topics.yaml#1"),
+        ClusterSpec(
+            "local",
+            "127.0.0.1:2181/kafka",
+            False,
+            (),
+            (3, 4),
+            source="topics.yaml#1",
+            kafka_version_declared=False,
+        ),
     )
     assert manifests.topics == (
         TopicSpec("local", "orders", 3, 2, {}, source="topics.yaml#2"),

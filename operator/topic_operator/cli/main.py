@@ -165,18 +165,27 @@ def _declared(
     from topic_operator.tenancy import plan_judge
 
     fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
-    manifests = load_manifests(args.files, kafka_version=fallback, tenant_rules=TenantRules.NAMES)
+    # Brokers say their own release: with no --kafka-version, a topic of no KafkaCluster document is checked
+    # against every line they could run, and the plan judges it by theirs.
+    told = args.kafka_version is not None or not args.bootstrap_server
+    manifests = load_manifests(
+        args.files, kafka_version=fallback if told else None, tenant_rules=TenantRules.NAMES
+    )
     errors = [str(e) for e in manifests.errors]
     named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
     try:
         name = _chosen_cluster(args.cluster, named, manifests.summary(), bool(errors))
         declared = manifests.cluster(name)
+        if declared is not None and not declared.kafka_version_declared and args.kafka_version is not None:
+            declared = replace(declared, kafka_version=args.kafka_version, kafka_version_declared=True)
         if declared is not None and args.kafka_version not in (None, declared.kafka_version):
             raise UsageError(
                 f"--kafka-version {format_version(args.kafka_version)} contradicts KafkaCluster {name}'s "
                 f"spec.kafkaVersion {format_version(declared.kafka_version)}: change one of them"
             )
-        cluster = declared or ClusterSpec(name=name, zookeeper_connect="", kafka_version=fallback)
+        cluster = declared or ClusterSpec(
+            name=name, zookeeper_connect="", kafka_version=fallback, kafka_version_declared=told
+        )
         # Either flag alone is the only way in; both, or a KafkaCluster declaring both, let the migration's
         # stage choose which one writes (``staged_store``).
         connect = args.zookeeper or ("" if args.bootstrap_server else cluster.zookeeper_connect)

@@ -9,13 +9,17 @@ They run once every value has parsed and passed its own validator (``ConfigDef.p
   fails to apply it: refused here, in the broker's words, ``stricter_than_kafka``;
 * 3.6+: the broker's own ``LogConfig.validate`` combines the topic's overrides with the brokers' settings and
   checks tiered storage: the brokers must run it, a compacted topic cannot use it, local retention within total;
-* 3.9: in ZooKeeper mode ``remote.log.copy.disable`` and ``remote.log.delete.on.disable`` may not be true, and
+* 3.9 in ZooKeeper mode: ``remote.log.copy.disable`` and ``remote.log.delete.on.disable`` may not be true, and
   (``remote_storage_turned_off``) remote storage cannot be turned off;
-* 4.0+ (KRaft only, ``ZOOKEEPER_MODE_REMOVED``): those ZooKeeper-mode refusals are gone. The controller runs the
-  KRaft path of the same checks (``fromZK=false``, as 3.9's controller does): with ``remote.log.copy.disable`` the
-  local retentions must equal the total ones, and remote storage may be turned off only with
-  ``remote.log.delete.on.disable``. Read at 3.9.0-rc3 and unchanged on trunk@1eb76443 (2024-10-25, on the way to
-  4.0); not checked against a 4.x source tag or broker.
+* on a KRaft controller (3.9 in KRaft mode, and 4.0+, ``ZOOKEEPER_MODE_REMOVED``, which has no other mode): those
+  ZooKeeper-mode refusals are gone. The controller runs the KRaft path of the same checks (``fromZK=false``): with
+  ``remote.log.copy.disable`` the local retentions must equal the total ones, and remote storage may be turned
+  off only with ``remote.log.delete.on.disable``. Read at 3.9.0-rc3 and unchanged on trunk@1eb76443 (2024-10-25,
+  on the way to 4.0); 3.9.0's KRaft controller accepts both keys set to true (CreateTopics with
+  ``validate_only``), and ZooKeeper-mode 3.9.0 brokers refuse them.
+
+Which path judges is the writer's: ``kraft`` is true where the write goes to a KRaft controller (a cluster read
+through its brokers, or a migration whose stage writes through them), false where it goes to ZooKeeper.
 
 Pure: no I/O.
 """
@@ -38,7 +42,7 @@ from topic_operator.kafka.releases import (
     KafkaVersion,
 )
 
-__all__ = ["cross_field_problems", "remote_storage_turned_off"]
+__all__ = ["cross_field_problems", "on_a_kraft_controller", "remote_storage_turned_off"]
 
 _MIN_COMPACTION_LAG: Final = "min.compaction.lag.ms"
 _MAX_COMPACTION_LAG: Final = "max.compaction.lag.ms"
@@ -58,10 +62,12 @@ def cross_field_problems(
     props: Mapping[str, object],
     kafka_version: KafkaVersion,
     broker: BrokerSettings | None,
+    *,
+    kraft: bool = False,
 ) -> list[InvalidConfigurationError]:
     """Every rule across keys ``kafka_version`` has that the config breaks, in Kafka's order (the first is the
     one Kafka reports). ``parsed``: every key of the line, absent ones at their starting value; ``props``: the
-    keys the topic sets."""
+    keys the topic sets; ``kraft``: judged by a KRaft controller (always so from 4.0)."""
     problems: list[InvalidConfigurationError] = []
     if kafka_version >= COMPACTION_LAG_CHECK:
         lag = _compaction_lag_problem(parsed)
@@ -71,8 +77,15 @@ def cross_field_problems(
     if first <= kafka_version < last:
         problems.extend(_constructor_local_retention(parsed, props, kafka_version, broker))
     if kafka_version >= REMOTE_STORAGE_BROKER_CHECKS:
-        problems.extend(_tiered_storage(parsed, kafka_version, broker))
+        problems.extend(
+            _tiered_storage(parsed, kafka_version, broker, kraft=on_a_kraft_controller(kafka_version, kraft))
+        )
     return problems
+
+
+def on_a_kraft_controller(kafka_version: KafkaVersion, kraft: bool) -> bool:
+    """Whether a KRaft controller judges: said so, or a line that has no ZooKeeper mode."""
+    return kraft or kafka_version >= ZOOKEEPER_MODE_REMOVED
 
 
 def _compaction_lag_problem(parsed: Mapping[str, ParsedValue]) -> InvalidConfigurationError | None:
@@ -137,12 +150,16 @@ def _constructor_local_retention(
 
 
 def _tiered_storage(
-    parsed: Mapping[str, ParsedValue], kafka_version: KafkaVersion, broker: BrokerSettings | None
+    parsed: Mapping[str, ParsedValue],
+    kafka_version: KafkaVersion,
+    broker: BrokerSettings | None,
+    *,
+    kraft: bool,
 ) -> list[InvalidConfigurationError]:
     """The broker's ``validateTopicLogConfigValues`` (3.6.2:storage/src/main/java/org/apache/kafka/storage/internals/
     log/LogConfig.java:550-614; 3.9.0-rc3:...:625-700), on the topic's overrides over the brokers' settings."""
     problems: list[InvalidConfigurationError] = []
-    if ZK_REMOTE_LOG_DISABLE_REFUSED <= kafka_version < ZOOKEEPER_MODE_REMOVED:
+    if kafka_version >= ZK_REMOTE_LOG_DISABLE_REFUSED and not kraft:
         set_true = [key for key in (_DELETE_ON_DISABLE, _COPY_DISABLE) if parsed.get(key) is True]
         if set_true:
             problems.append(
@@ -193,7 +210,7 @@ def _tiered_storage(
                 f"Invalid value {local} for configuration {local_key}: {reason}", field=f"config.{local_key}"
             )
         )
-    if kafka_version >= ZOOKEEPER_MODE_REMOVED:
+    if kraft and kafka_version >= ZK_REMOTE_LOG_DISABLE_REFUSED:
         problems.extend(_retention_when_copy_disabled(parsed))
     return problems
 
@@ -235,14 +252,14 @@ _TURNING_OFF: Final = (
 
 
 def remote_storage_turned_off(
-    before: Mapping[str, str], after: Mapping[str, str], *, kafka_version: KafkaVersion
+    before: Mapping[str, str], after: Mapping[str, str], *, kafka_version: KafkaVersion, kraft: bool = False
 ) -> InvalidConfigurationError | None:
     """3.9's brokers refuse to apply a config that turns ``remote.storage.enable`` from true to false without
     ``remote.log.delete.on.disable`` (3.9.0-rc3:core/src/main/scala/kafka/log/LogManager.scala:978-984), which in
     ZooKeeper mode cannot be set either; AdminZkClient would write it (it passes no existing config). So on 3.9
     remote storage, once on, stays on: refused, ``stricter_than_kafka``.
 
-    On the KRaft-only lines (4.0+) the controller itself refuses it, given the topic's existing config
+    On a KRaft controller (``kraft``, and every 4.0+ line) the controller itself refuses it, given the topic's existing config
     (``validateTurningOffRemoteStorageWithDelete``, 3.9.0-rc3:storage/.../LogConfig.java:642-655 on the KRaft path;
     not checked on 4.x): Kafka's own rule, and ``remote.log.delete.on.disable=true`` is the way to turn it off."""
     if kafka_version < ZK_REMOTE_LOG_DISABLE_REFUSED:
@@ -251,7 +268,7 @@ def remote_storage_turned_off(
         return None
     if _is_true(after.get(_DELETE_ON_DISABLE)):
         return None
-    if kafka_version >= ZOOKEEPER_MODE_REMOVED:
+    if on_a_kraft_controller(kafka_version, kraft):
         return InvalidConfigurationError(_TURNING_OFF, field=f"config.{_REMOTE_STORAGE}")
     return InvalidConfigurationError(
         f"{_TURNING_OFF} (Kafka's brokers refuse to apply it; in ZooKeeper mode neither of those two keys may be "

@@ -68,6 +68,7 @@ __all__ = [
     "KafkaVersion",
     "ReleaseLine",
     "UnknownKafkaVersionError",
+    "brokers_line",
     "format_version",
     "parse_kafka_version",
     "release_line",
@@ -168,7 +169,33 @@ OLDEST_KAFKA: Final[KafkaVersion] = KAFKA_VERSIONS[0]
 NEWEST_KAFKA: Final[KafkaVersion] = KAFKA_VERSIONS[-1]
 """The newest ZooKeeper-mode line, 3.9 (not the newest line the catalogue knows: that is ``ALL_KAFKA_VERSIONS[-1]``)."""
 DEFAULT_KAFKA_VERSION: Final[KafkaVersion] = (3, 4)
-"""What a KafkaCluster without ``kafkaVersion`` (and ``kto`` without ``--kafka-version``) means."""
+"""What a KafkaCluster without ``kafkaVersion`` (and ``kto`` without ``--kafka-version``) means where the brokers
+cannot be asked (a cluster reached through ZooKeeper alone): ``brokers_line`` otherwise."""
+
+
+def brokers_line(metadata_version: str | None, broker_release: KafkaVersion | None) -> KafkaVersion | None:
+    """The release line whose rules the brokers apply, from what they answer: ``metadata.version`` (``4.1-IV1``,
+    exact, but a cluster may run newer software than it has finalized) and the release their ApiVersions answer
+    shows (``broker_release``), whichever is newer; then the newest line known here at or below it (brokers newer
+    than every known line are judged by the newest). None when neither is known."""
+    found = [v for v in (_metadata_version_line(metadata_version), broker_release) if v is not None]
+    if not found:
+        return None
+    newest = max(found)
+    known = [line for line in ALL_KAFKA_VERSIONS if line <= newest]
+    return known[-1] if known else ALL_KAFKA_VERSIONS[0]
+
+
+def _metadata_version_line(name: str | None) -> KafkaVersion | None:
+    """``(4, 1)`` for ``4.1-IV1``; None for None or a name not of that form (``feature level 30``)."""
+    if name is None:
+        return None
+    line, _, _ = name.partition("-")
+    major, dot, minor = line.partition(".")
+    if not dot or not major.isdigit() or not minor.isdigit():
+        return None
+    return int(major), int(minor)
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # The first line of each behaviour that changed between 2.0 and 3.9 (kafka-versions.md, summary and sections a-d).

@@ -61,7 +61,9 @@ from topic_operator.kafka.config_validators import (
 )
 from topic_operator.kafka.errors import ConfigError, InvalidConfigurationError
 from topic_operator.kafka.releases import (
+    ALL_KAFKA_VERSIONS,
     COMPACTION_LAG_CHECK,
+    DEFAULT_KAFKA_VERSION,
     FORMAT_VERSION_REMOVED,
     OLDEST_KAFKA,
     REMOTE_STORAGE_BROKER_CHECKS,
@@ -89,6 +91,7 @@ __all__ = [
     "ValidList",
     "ValidString",
     "Validator",
+    "checked_by_some_line",
     "checked_topic_config",
     "comparable_config",
     "parse_topic_config_value",
@@ -491,6 +494,7 @@ def validate_topic_config(
     *,
     kafka_version: KafkaVersion = KAFKA_3_4,
     broker: BrokerSettings | None = None,
+    kraft: bool = False,
 ) -> dict[str, str]:
     """Check a topic's config overrides as release line ``kafka_version`` does and return them in canonical form
     (semantics §7.2, kafka-versions.md c).
@@ -501,7 +505,8 @@ def validate_topic_config(
     is unspecified; we report the first in sorted order, so the answer is stable.
 
     ``broker``: the brokers' own settings where the line's checks read them (3.6+ tiered storage, the 3.0-3.5
-    local retention rule); None for Kafka's defaults.
+    local retention rule); None for Kafka's defaults. ``kraft``: the config goes to a KRaft controller, which
+    judges tiered storage's keys by its own path (``config_cross_checks``); every 4.0+ line is judged so.
 
     Stricter than Kafka (``stricter_than_kafka``): ``min.cleanable.dirty.ratio=NaN`` (Kafka's range check lets it
     through), and values a line's validator accepts but its brokers fail on: a local retention above the total
@@ -525,7 +530,7 @@ def validate_topic_config(
     for name, definition in definitions.items():
         if name in props:
             parsed[name] = _parse_and_check(definition, props[name])
-    for problem in cross_field_problems(parsed, props, kafka_version, broker):
+    for problem in cross_field_problems(parsed, props, kafka_version, broker, kraft=kraft):
         raise problem
     return {key: _canonical(parsed[key]) for key in sorted(props)}
 
@@ -535,6 +540,7 @@ def topic_config_problems(
     *,
     kafka_version: KafkaVersion = KAFKA_3_4,
     broker: BrokerSettings | None = None,
+    kraft: bool = False,
 ) -> list[InvalidConfigurationError]:
     """Every problem of a config at once, one per key where the problem is a key's (Kafka stops at the first; a
     reviewer wants them all): null values, unknown names, values that do not parse or fail their validator.
@@ -561,7 +567,7 @@ def topic_config_problems(
                 problems.append(error)
     if problems:
         return problems
-    return cross_field_problems(parsed, props, kafka_version, broker)
+    return cross_field_problems(parsed, props, kafka_version, broker, kraft=kraft)
 
 
 def checked_topic_config(
@@ -569,6 +575,7 @@ def checked_topic_config(
     *,
     kafka_version: KafkaVersion = KAFKA_3_4,
     broker: BrokerSettings | None = None,
+    kraft: bool = False,
 ) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
     """The canonical config and no problems, or None and every problem (``topic_config_problems``).
 
@@ -577,9 +584,22 @@ def checked_topic_config(
     """
     key = _cache_key(props)
     if key is None:
-        return _checked(props, kafka_version, broker)
-    config, problems = _checked_cached(key, kafka_version, broker)
+        return _checked(props, kafka_version, broker, kraft)
+    config, problems = _checked_cached(key, kafka_version, broker, kraft)
     return (dict(config) if config is not None else None), problems
+
+
+def checked_by_some_line(
+    props: Mapping[str, object], *, broker: BrokerSettings | None = None, kraft: bool = False
+) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
+    """``checked_topic_config`` for a cluster whose release is not declared and will be read from its brokers:
+    a config some known line accepts passes (in the newest such line's canonical form), since the plan judges it
+    again by the brokers' own line; one that no line accepts gets ``DEFAULT_KAFKA_VERSION``'s problems."""
+    for version in reversed(ALL_KAFKA_VERSIONS):
+        config, problems = checked_topic_config(props, kafka_version=version, broker=broker, kraft=kraft)
+        if config is not None:
+            return config, problems
+    return checked_topic_config(props, kafka_version=DEFAULT_KAFKA_VERSION, broker=broker, kraft=kraft)
 
 
 def _cache_key(props: Mapping[str, object]) -> tuple[tuple[str, type, object], ...] | None:
@@ -593,19 +613,22 @@ def _cache_key(props: Mapping[str, object]) -> tuple[tuple[str, type, object], .
 
 @lru_cache(maxsize=4096)
 def _checked_cached(
-    key: tuple[tuple[str, type, object], ...], kafka_version: KafkaVersion, broker: BrokerSettings | None
+    key: tuple[tuple[str, type, object], ...],
+    kafka_version: KafkaVersion,
+    broker: BrokerSettings | None,
+    kraft: bool,
 ) -> tuple[Mapping[str, str] | None, tuple[InvalidConfigurationError, ...]]:
-    config, problems = _checked({name: value for name, _, value in key}, kafka_version, broker)
+    config, problems = _checked({name: value for name, _, value in key}, kafka_version, broker, kraft)
     return (MappingProxyType(config) if config is not None else None), problems
 
 
 def _checked(
-    props: Mapping[str, object], kafka_version: KafkaVersion, broker: BrokerSettings | None
+    props: Mapping[str, object], kafka_version: KafkaVersion, broker: BrokerSettings | None, kraft: bool
 ) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
-    problems = topic_config_problems(props, kafka_version=kafka_version, broker=broker)
+    problems = topic_config_problems(props, kafka_version=kafka_version, broker=broker, kraft=kraft)
     if problems:
         return None, tuple(problems)
-    return validate_topic_config(props, kafka_version=kafka_version, broker=broker), ()
+    return validate_topic_config(props, kafka_version=kafka_version, broker=broker, kraft=kraft), ()
 
 
 @cache

@@ -34,7 +34,7 @@ from topic_operator.crd.cel_equivalents import FastCelRules
 from topic_operator.grants import Tenancy, read_tenancy
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.broker_settings import BrokerSettings, broker_setting_problem
-from topic_operator.kafka.errors import KafkaError, TopicAuthorizationError
+from topic_operator.kafka.errors import InvalidConfigurationError, KafkaError, TopicAuthorizationError
 from topic_operator.kafka.java_lang import LONG_MAX
 from topic_operator.kafka.releases import (
     ALL_KAFKA_VERSIONS,
@@ -43,7 +43,7 @@ from topic_operator.kafka.releases import (
     KafkaVersion,
     format_version,
 )
-from topic_operator.kafka.topic_configs import checked_topic_config
+from topic_operator.kafka.topic_configs import checked_by_some_line, checked_topic_config
 from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
 from topic_operator.manifests.bounded_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.manifests.files import (
@@ -449,7 +449,7 @@ def load_manifests(
     check_cel: bool = False,
     limits: ManifestLimits | None = None,
     stdin: BinaryIO | None = None,
-    kafka_version: KafkaVersion = DEFAULT_KAFKA_VERSION,
+    kafka_version: KafkaVersion | None = DEFAULT_KAFKA_VERSION,
     tenant_rules: TenantRules = TenantRules.NONE,
 ) -> Manifests:
     """Read files and directories of manifests, and ``-`` for standard input, into specs and errors.
@@ -463,7 +463,9 @@ def load_manifests(
     checks cover the same ground with more precise messages.
 
     ``kafka_version``: the release line a topic's config is checked against when no KafkaCluster among the
-    documents declares its cluster (``kto --kafka-version``).
+    documents declares its cluster (``kto --kafka-version``); None for brokers that will say their own (``kto
+    --bootstrap-server`` without ``--kafka-version``): every line they could run is tried, and the plan judges by
+    theirs.
 
     ``tenant_rules``: how much of the KafkaClusters' grants to hold the KafkaTopics of other namespaces to. A
     ``v1`` Namespace among the documents gives its labels to the grants that select namespaces by label; a
@@ -494,7 +496,7 @@ def load_objects(
 
 
 def _convert(
-    collector: _Collector, check_cel: bool, fallback: KafkaVersion, tenant_rules: TenantRules
+    collector: _Collector, check_cel: bool, fallback: KafkaVersion | None, tenant_rules: TenantRules
 ) -> Manifests:
     """Read each document, then the checks that need other documents (clusters for configs, duplicates), then
     CEL last: where two checks fail on one field, the first reported is kept (``_one_per_field``)."""
@@ -716,6 +718,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any], warnings: list[M
     bootstrap = spec.get("bootstrapServers")
     prefixes = spec.get("allowedTopicPrefixes", [])
     version = spec.get("kafkaVersion", format_version(DEFAULT_KAFKA_VERSION))
+    version_declared = "kafkaVersion" in spec
     allow_delete = spec.get("allowDelete", False)
     reassignment = _reassignment(spec.get("reassignment", {}))
     broker_settings = _broker_settings(document, spec.get("brokerConfig", {}))
@@ -754,6 +757,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any], warnings: list[M
         reassignment=reassignment,
         broker_settings=broker_settings,
         tenancy=_tenancy(document, spec.get("tenants"), warnings),
+        kafka_version_declared=version_declared,
     )
     return _Cluster(document, settings)
 
@@ -855,7 +859,10 @@ def _unique_clusters(clusters: list[_Cluster]) -> dict[str, _Cluster]:
 
 
 def _check_topics_against_clusters(
-    topics: list[_Topic], clusters: Mapping[str, _Cluster], declared: Set[object], fallback: KafkaVersion
+    topics: list[_Topic],
+    clusters: Mapping[str, _Cluster],
+    declared: Set[object],
+    fallback: KafkaVersion | None,
 ) -> list[ManifestWarning]:
     """Configs are checked with the cluster's Kafka version and names against its prefixes; a topic whose
     cluster is not among the documents (or is invalid) is checked as for Kafka ``fallback``, with a warning."""
@@ -869,9 +876,14 @@ def _check_topics_against_clusters(
         if settings is None and topic.cluster is not None and topic.cluster not in warned:
             warned.add(topic.cluster)
             state = "is not valid" if topic.cluster in declared else "is not among the documents read"
+            against = (
+                f"Kafka {format_version(fallback)}"
+                if fallback is not None
+                else "every Kafka release line the brokers could run"
+            )
             message = (
-                f"KafkaCluster {topic.cluster} {state}: topic configs are checked against Kafka "
-                f"{format_version(fallback)} and no topic prefix limit applies"
+                f"KafkaCluster {topic.cluster} {state}: topic configs are checked against {against} and no "
+                "topic prefix limit applies"
             )
             warnings.append(topic.document.warning(message))
         topic.spec = _topic_spec(topic, settings, fallback)
@@ -893,16 +905,13 @@ def _check_cluster_namespace(topic: _Topic, cluster: _Cluster) -> None:
         topic.document.error("spec.cluster", document_value if document_value is not None else MISSING, rule)
 
 
-def _topic_spec(topic: _Topic, cluster: ClusterSpec | None, fallback: KafkaVersion) -> TopicSpec | None:
+def _topic_spec(
+    topic: _Topic, cluster: ClusterSpec | None, fallback: KafkaVersion | None
+) -> TopicSpec | None:
     document, fields = topic.document, topic.fields
     if cluster is not None and topic.name is not None:
         _check_prefixes(document, topic.name_path, topic.name, cluster)
-    config = _config(
-        document,
-        fields.get("config", {}),
-        cluster.kafka_version if cluster else fallback,
-        cluster.broker_settings if cluster else None,
-    )
+    config = _config(document, fields.get("config", {}), _judge_of(cluster, fallback))
     partitions, replicas = fields.get("partitions"), fields.get("replicas")
     assignment = _assignment(document, fields.get("replicaAssignment"), partitions, replicas)
     if document.errors or topic.cluster is None or topic.name is None or config is None:
@@ -995,15 +1004,42 @@ def _check_prefixes(document: _Document, path: str, name: str, cluster: ClusterS
         document.error(path, name, rule)
 
 
-def _config(
-    document: _Document, config: object, kafka_version: KafkaVersion, broker: BrokerSettings | None
-) -> dict[str, str] | None:
+@dataclass(frozen=True, slots=True)
+class _ConfigJudge:
+    """Which rules a topic's config is held to before the cluster is read: its KafkaCluster's declared line
+    (``kafka_version``), or, for a cluster whose brokers will say their own (``kafka_version`` None), every line
+    they could run; a cluster reached through its brokers is judged by a KRaft controller's path (``kraft``),
+    the plan judging again by the path its writes take."""
+
+    kafka_version: KafkaVersion | None
+    broker: BrokerSettings | None
+    kraft: bool
+
+    def check(
+        self, props: Mapping[str, object]
+    ) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
+        if self.kafka_version is None:
+            return checked_by_some_line(props, broker=self.broker, kraft=self.kraft)
+        return checked_topic_config(
+            props, kafka_version=self.kafka_version, broker=self.broker, kraft=self.kraft
+        )
+
+
+def _judge_of(cluster: ClusterSpec | None, fallback: KafkaVersion | None) -> _ConfigJudge:
+    if cluster is None:
+        return _ConfigJudge(fallback, None, kraft=fallback is None)
+    brokers = cluster.bootstrap_servers is not None
+    undeclared = not cluster.kafka_version_declared and brokers
+    return _ConfigJudge(None if undeclared else cluster.kafka_version, cluster.broker_settings, kraft=brokers)
+
+
+def _config(document: _Document, config: object, judge: _ConfigJudge) -> dict[str, str] | None:
     """Canonical config strings, or None with one error per bad key (Kafka stops at the first; a reviewer wants
     them all). The rules across keys are reported once every key is valid on its own."""
     if not isinstance(config, Mapping):
         return None  # the schema check explains it
     props = {key if isinstance(key, str) else str(key): value for key, value in config.items()}
-    canonical, problems = checked_topic_config(props, kafka_version=kafka_version, broker=broker)
+    canonical, problems = judge.check(props)
     for problem in problems:
         path = f"spec.{problem.field or 'config'}"
         key = (problem.field or "").removeprefix("config.")
