@@ -216,6 +216,11 @@ def _declared(
     return reached, topics, errors, plan_judge(manifests.tenants_of(name), topics)
 
 
+def _declared_release(cluster: ClusterSpec) -> tuple[int, int] | None:
+    """The release the cluster declares, None where its brokers' own is taken (nothing to contradict)."""
+    return cluster.kafka_version if cluster.kafka_version_declared else None
+
+
 def _both(cluster: ClusterSpec) -> bool:
     """Whether the cluster is reached through both its ZooKeeper and its brokers."""
     return bool(cluster.zookeeper_connect and cluster.bootstrap_servers)
@@ -324,12 +329,12 @@ def _plan(args: argparse.Namespace) -> int:
             result = refused(result, store.validate(result.actions))
     if judge is not None:
         result = refused(result, judge(result, state))
-    _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
+    _warn_about(state, cluster.name, declared=_declared_release(cluster), both=_both(cluster))
     if args.output == "json":
         problems = cluster_problems(state, cluster.kafka_version)
         sys.stdout.write(plan_json(result, manifest_errors=errors, **problems, writes=writes_to_dict(state)))
     elif args.output == "markdown":
-        warnings = _warnings(state, cluster.name, declared=cluster.kafka_version)
+        warnings = _warnings(state, cluster.name, declared=_declared_release(cluster))
         sys.stdout.write(render_plan_markdown(result, manifest_errors=errors, warnings=warnings))
     else:
         sys.stdout.write(render_plan_text(result, show_unchanged=args.verbose))
@@ -424,7 +429,7 @@ def _apply(args: argparse.Namespace) -> int:
         # One read serves the preview and the apply, so what is written is the plan that was shown and
         # confirmed; a change made since then fails its version check and that topic is re-read and re-planned.
         state = store.read_cluster(deadline=args.deadline, configs_of=[t.name for t in topics])
-        _warn_about(state, cluster.name, declared=cluster.kafka_version, both=_both(cluster))
+        _warn_about(state, cluster.name, declared=_declared_release(cluster), both=_both(cluster))
         preview = reconciler.plan(topics, state=state, judge=judge)
         if args.output == "text":
             sys.stdout.write(render_plan_text(preview))
