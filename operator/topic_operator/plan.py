@@ -301,7 +301,7 @@ def plan(
     names = TopicNameIndex(actual.topics)
     placement = _Placement(actual)
     configs = _ConfigMemo(
-        settings.kafka_version, settings.broker_settings, kraft=_written_by_a_kraft_controller(actual)
+        settings.kafka_version, settings.broker_settings, kraft=_judged_by_a_kraft_controller(actual)
     )
     # Sorted by name alone: sorting the (name, specs) pairs compares tuples, three times slower at 50,000
     # topics, and a sort holds Python's lock from start to end (the drift check plans beside the event loop).
@@ -441,14 +441,19 @@ class _ConfigMemo:
 
 def _written_by_a_kraft_controller(actual: ClusterState) -> bool:
     """The plan's writes go to a KRaft controller: the Admin protocol writes them (a migration's writer is the
-    Admin protocol only once a KRaft controller owns the metadata), or a state read through the brokers alone,
-    unless those brokers run in ZooKeeper mode."""
-    if actual.writer is not None and actual.writer.writer is not Writer.ADMIN_PROTOCOL:
+    Admin protocol only once a KRaft controller owns the metadata), or a state read through the brokers alone.
+    Requests are sized for one wherever that may be so."""
+    if actual.writer is not None:
+        return actual.writer.writer is Writer.ADMIN_PROTOCOL
+    return actual.backend is Backend.KRAFT
+
+
+def _judged_by_a_kraft_controller(actual: ClusterState) -> bool:
+    """Whether a KRaft controller judges the plan's configs: written by one, unless the brokers answered with a
+    release and no metadata.version, as brokers in ZooKeeper mode do (their controller judges by ZooKeeper
+    mode's rules)."""
+    if not _written_by_a_kraft_controller(actual):
         return False
-    if actual.writer is None and actual.backend is not Backend.KRAFT:
-        return False
-    # Brokers in ZooKeeper mode answer the Admin protocol too, with no metadata.version: their controller
-    # writes to ZooKeeper, by ZooKeeper mode's rules.
     return not (actual.metadata_version is None and actual.broker_release is not None)
 
 
