@@ -273,16 +273,18 @@ def write_manifest(
     names: Sequence[str],
     partitions: int,
     replicas: int,
-    config: Mapping[str, str] | None = None,
+    config: Mapping[str, str] | Callable[[int], Mapping[str, str]] | None = None,
 ) -> Path:
-    """One multi-document file: the KafkaCluster (``bootstrapServers``, Kafka 3.9) and a KafkaTopic per name."""
+    """One multi-document file: the KafkaCluster (``bootstrapServers``, Kafka 3.9) and a KafkaTopic per name,
+    each with ``config``, or ``config(index)`` for a config of its own."""
+    config_of = config if callable(config) else (lambda _index: config or {})
     documents = [
         "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\n"
         f"metadata: {{name: {CLUSTER}}}\nspec: {{bootstrapServers: '{bootstrap_servers}', "
         f"kafkaVersion: '{KAFKA_LINE}'}}\n"
     ]
-    overrides = "".join(f"    {key}: '{value}'\n" for key, value in (config or {}).items())
-    for name in names:
+    for index, name in enumerate(names):
+        overrides = "".join(f"    {key}: '{value}'\n" for key, value in config_of(index).items())
         documents.append(
             f"apiVersion: kto.dev/v1alpha1\nkind: KafkaTopic\nmetadata: {{name: {name}}}\n"
             f"spec:\n  cluster: {CLUSTER}\n  partitions: {partitions}\n  replicas: {replicas}\n"
@@ -290,6 +292,11 @@ def write_manifest(
         )
     path.write_text("---\n".join(documents))
     return path
+
+
+def in_turn(number: int) -> tuple[str, str]:
+    """Which path goes first in round ``number``: the product in odd rounds, kafka-python in even ones."""
+    return ("product", "batch") if number % 2 == 1 else ("batch", "product")
 
 
 def loaded(path: Path) -> Manifests:
@@ -432,7 +439,7 @@ def measure_creation(creation: Creation, rounds: int, settle: float) -> bool:
     products: list[ProductRun] = []
     batches: list[BatchRun] = []
     for number in range(1, rounds + 1):
-        order = ("product", "batch") if number % 2 == 1 else ("batch", "product")
+        order = in_turn(number)
         for path in order:
             prefix = f"r{number}-{path}"
             if path == "product":
@@ -522,22 +529,6 @@ def overrides_of(index: int) -> dict[str, str]:
     return config
 
 
-def write_apply_manifest(path: Path, bootstrap_servers: str, names: Sequence[str]) -> Path:
-    documents = [
-        "apiVersion: kto.dev/v1alpha1\nkind: KafkaCluster\n"
-        f"metadata: {{name: {CLUSTER}}}\nspec: {{bootstrapServers: '{bootstrap_servers}', "
-        f"kafkaVersion: '{KAFKA_LINE}'}}\n"
-    ]
-    for index, name in enumerate(names):
-        overrides = "".join(f"    {key}: '{value}'\n" for key, value in overrides_of(index).items())
-        documents.append(
-            f"apiVersion: kto.dev/v1alpha1\nkind: KafkaTopic\nmetadata: {{name: {name}}}\n"
-            f"spec:\n  cluster: {CLUSTER}\n  partitions: 1\n  replicas: 1\n  config:\n{overrides}"
-        )
-    path.write_text("---\n".join(documents))
-    return path
-
-
 def kafka_python_in_requests_under_the_limit(
     admin: KafkaAdminClient, names: Sequence[str]
 ) -> tuple[float, int]:
@@ -584,12 +575,14 @@ def measure_apply(creation: Creation, count: int, rounds: int, settle: float) ->
     products: list[float] = []
     batches: list[float] = []
     for number in range(1, rounds + 1):
-        order = ("product", "batch") if number % 2 == 1 else ("batch", "product")
+        order = in_turn(number)
         for path in order:
             prefix = f"a{number}-{path}"
             names = [f"{prefix}-{i:05d}" for i in range(count)]
             if path == "product":
-                manifest = write_apply_manifest(creation.scratch / f"{prefix}.yaml", servers, names)
+                manifest = write_manifest(
+                    creation.scratch / f"{prefix}.yaml", servers, names, 1, 1, overrides_of
+                )
                 store = TimedStore(
                     TimedAdmin(creation.admin),
                     creation.settings,

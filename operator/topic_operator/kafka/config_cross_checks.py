@@ -42,7 +42,7 @@ from topic_operator.kafka.releases import (
     KafkaVersion,
 )
 
-__all__ = ["cross_field_problems", "on_a_kraft_controller", "remote_storage_turned_off"]
+__all__ = ["cross_field_problems", "remote_storage_turned_off"]
 
 _MIN_COMPACTION_LAG: Final = "min.compaction.lag.ms"
 _MAX_COMPACTION_LAG: Final = "max.compaction.lag.ms"
@@ -78,12 +78,12 @@ def cross_field_problems(
         problems.extend(_constructor_local_retention(parsed, props, kafka_version, broker))
     if kafka_version >= REMOTE_STORAGE_BROKER_CHECKS:
         problems.extend(
-            _tiered_storage(parsed, kafka_version, broker, kraft=on_a_kraft_controller(kafka_version, kraft))
+            _tiered_storage(parsed, kafka_version, broker, kraft=_on_a_kraft_controller(kafka_version, kraft))
         )
     return problems
 
 
-def on_a_kraft_controller(kafka_version: KafkaVersion, kraft: bool) -> bool:
+def _on_a_kraft_controller(kafka_version: KafkaVersion, kraft: bool) -> bool:
     """Whether a KRaft controller judges: said so, or a line that has no ZooKeeper mode."""
     return kraft or kafka_version >= ZOOKEEPER_MODE_REMOVED
 
@@ -259,8 +259,8 @@ def remote_storage_turned_off(
     ZooKeeper mode cannot be set either; AdminZkClient would write it (it passes no existing config). So on 3.9
     remote storage, once on, stays on: refused, ``stricter_than_kafka``.
 
-    On a KRaft controller (``kraft``, and every 4.0+ line) the controller itself refuses it, given the topic's existing config
-    (``validateTurningOffRemoteStorageWithDelete``, 3.9.0-rc3:storage/.../LogConfig.java:642-655 on the KRaft path;
+    On a KRaft controller (``kraft``, and every 4.0+ line) the controller itself refuses it, given the topic's
+    existing config (``validateTurningOffRemoteStorageWithDelete``, 3.9.0-rc3:storage/.../LogConfig.java:642-655 on the KRaft path;
     not checked on 4.x): Kafka's own rule, and ``remote.log.delete.on.disable=true`` is the way to turn it off."""
     if kafka_version < ZK_REMOTE_LOG_DISABLE_REFUSED:
         return None
@@ -268,7 +268,7 @@ def remote_storage_turned_off(
         return None
     if _is_true(after.get(_DELETE_ON_DISABLE)):
         return None
-    if on_a_kraft_controller(kafka_version, kraft):
+    if _on_a_kraft_controller(kafka_version, kraft):
         return InvalidConfigurationError(_TURNING_OFF, field=f"config.{_REMOTE_STORAGE}")
     return InvalidConfigurationError(
         f"{_TURNING_OFF} (Kafka's brokers refuse to apply it; in ZooKeeper mode neither of those two keys may be "
