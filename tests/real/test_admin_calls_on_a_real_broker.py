@@ -39,7 +39,7 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
 
         # ApiVersions per broker and DescribeFeatures: the release and metadata.version
         assert broker_release(admin, [1, 2, 3]) == (3, 9)
-        assert metadata_version(admin) == "3.9-IV0"
+        assert metadata_version(admin, 30) == "3.9-IV0"
 
         # CreateTopics with explicit assignments: validate_only writes nothing, and a real create answers the id
         request = {

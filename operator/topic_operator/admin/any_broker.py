@@ -9,8 +9,12 @@ rolls from ZooKeeper mode to KRaft, kafka-python fails every later request at on
 ``UnknownBrokerIdError`` once the metadata no longer lists that broker, ``NodeNotReadyError`` while it waits to
 reconnect. So the cluster went unserved for as long as one broker was down.
 
-Only those two errors are sent again: each says the request never left this process, so sending it again cannot
-write twice. Any other failure (an answer lost after the request went out) stays the caller's, which re-reads.
+For a write, only those two errors are sent again: each says the request never left this process, so sending it
+again cannot write twice. Any other failure (an answer lost after the request went out) stays the caller's, which
+re-reads. A read (``reading=True``) is also sent again when its connection was refused or dropped, or its answer
+timed out: asking twice changes nothing. kafka-python sends the requests any broker may answer (Metadata,
+ApiVersions) to the broker it thinks least loaded, which just after a broker stopped can be that broker; the
+refusal puts it in back-off, so the next attempt goes to another.
 """
 
 from __future__ import annotations
@@ -22,27 +26,34 @@ from typing import TypeVar
 import kafka.errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-__all__ = ["NEVER_SENT", "through_any_broker"]
+__all__ = ["NEVER_SENT", "UNANSWERED", "through_any_broker"]
 
 T = TypeVar("T")
 
 NEVER_SENT = (kafka_errors.UnknownBrokerIdError, kafka_errors.NodeNotReadyError)
 """kafka-python's errors for a request it did not send: the broker is not in the metadata, or not connected."""
 
+UNANSWERED = (*NEVER_SENT, kafka_errors.KafkaConnectionError, kafka_errors.RequestTimedOutError)
+"""The errors of a request that may have gone out but got no answer: safe to send again only when it reads."""
+
 FIRST_PAUSE = 0.05
 LONGEST_PAUSE = 1.0
 
 
-def through_any_broker(admin: KafkaAdminClient, send: Callable[[], T], *, deadline: float) -> T:
-    """``send()``; while it fails without having sent its request, the controller id kafka-python keeps is
-    forgotten (its next request asks the brokers' metadata for a live one) and ``send()`` is tried again, for
-    at most ``deadline`` seconds. The last failure is raised when they run out."""
+def through_any_broker(
+    admin: KafkaAdminClient, send: Callable[[], T], *, deadline: float, reading: bool = False
+) -> T:
+    """``send()``; while it fails without having sent its request (or, ``reading``, without an answer), the
+    controller id kafka-python keeps is forgotten (its next request asks the brokers' metadata for a live one)
+    and ``send()`` is tried again, for at most ``deadline`` seconds. The last failure is raised when they run
+    out."""
+    again = UNANSWERED if reading else NEVER_SENT
     give_up = time.monotonic() + deadline
     pause = FIRST_PAUSE
     while True:
         try:
             return send()
-        except NEVER_SENT:
+        except again:
             if time.monotonic() + pause >= give_up:
                 raise
         # kafka-python's own cache of the broker it forwards through; None makes it ask Metadata again

@@ -67,7 +67,9 @@ def read_cluster(
     ``configs_of``: only these topics' overrides are described, the others' left empty (a batch plans only its
     own topics, ``kto plan`` only the declared ones); their requests then go out with the Metadata.
     ``deadline``: the seconds the brokers may go without answering any of the read's requests."""
-    cluster: Mapping[str, Any] = admin.describe_cluster()
+    cluster: Mapping[str, Any] = through_any_broker(
+        admin, admin.describe_cluster, deadline=deadline, reading=True
+    )
     brokers = {
         int(b["broker_id"]): Broker(
             id=int(b["broker_id"]),
@@ -101,7 +103,7 @@ def read_cluster(
         unreadable_topics=read.unreadable,
         backend=Backend.KRAFT,
         broker_release=broker_release(admin, sorted(brokers)),
-        metadata_version=metadata_version(admin),
+        metadata_version=metadata_version(admin, deadline),
         writer=choose_writer(None, zookeeper=False, brokers=True),
     )
 
@@ -187,7 +189,7 @@ def _reassignments(
     if not names:
         return {}
     listed: Mapping[TopicPartition, Mapping[str, Any]] = through_any_broker(
-        admin, admin.list_partition_reassignments, deadline=deadline
+        admin, admin.list_partition_reassignments, deadline=deadline, reading=True
     )
     wanted = set(names)
     found: dict[str, dict[int, Mapping[str, Any]]] = {}

@@ -16,6 +16,7 @@ from typing import Any
 import kafka.errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
+from topic_operator.admin.any_broker import through_any_broker
 from topic_operator.kafka.metadata_versions import metadata_version_name
 from topic_operator.kafka.releases import KafkaVersion
 
@@ -38,9 +39,12 @@ def broker_release(admin: KafkaAdminClient, broker_ids: Iterable[int]) -> KafkaV
     return min(found) if found else None
 
 
-def metadata_version(admin: KafkaAdminClient) -> str | None:
-    """The finalized ``metadata.version`` (``3.9-IV0``), or None where the brokers report none (ZooKeeper mode)."""
-    features: Mapping[str, Mapping[str, Any]] = admin.describe_features()
+def metadata_version(admin: KafkaAdminClient, deadline: float) -> str | None:
+    """The finalized ``metadata.version`` (``3.9-IV0``), or None where the brokers report none (ZooKeeper mode).
+    Any broker answers; one that just stopped is passed over for another within ``deadline`` seconds."""
+    features: Mapping[str, Mapping[str, Any]] = through_any_broker(
+        admin, admin.describe_features, deadline=deadline, reading=True
+    )
     finalized = features.get("metadata.version", {}).get("finalized")
     if not finalized:
         return None
