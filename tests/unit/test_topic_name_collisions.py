@@ -39,6 +39,7 @@ def test_collision_chars_and_unification() -> None:
 def test_internal_topics_are_exactly_kafkas_two() -> None:
     assert is_internal("__consumer_offsets")
     assert is_internal("__transaction_state")
+    assert is_internal("__share_group_state")  # from 3.9: share groups' state (4.x)
     assert not is_internal("__cluster_metadata")
     assert not is_internal("_consumer_offsets")
 

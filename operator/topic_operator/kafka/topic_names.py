@@ -38,8 +38,11 @@ __all__ = [
 MAX_NAME_LENGTH = 249
 """Kafka's limit, counted in Java ``String.length()`` units (UTF-16 code units), not Python characters."""
 
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
-"""Exactly the names ``Topic.isInternal`` accepts; ``__cluster_metadata`` is not among them (semantics §6)."""
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+"""The names ``Topic.isInternal`` accepts; ``__cluster_metadata`` is not among them (semantics §6). 3.9 added
+``__share_group_state``, where share groups (KIP-932, 4.x) keep their state (3.9:clients/src/main/java/org/
+apache/kafka/common/internals/Topic.java:29,39-40). It is refused on every line: on an older cluster a topic of
+that name would turn into Kafka's own at its upgrade."""
 
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 
