@@ -102,6 +102,17 @@ def test_parse_long_reads_what_str_writes(number: int) -> None:
         assert parse_java_long(f"000{number}") == number
 
 
+@given(st.integers(min_value=LONG_MIN * 4, max_value=LONG_MAX * 4), st.integers(min_value=0, max_value=60))
+def test_leading_zeros_read_alike_on_the_short_and_the_long_way(number: int, zeros: int) -> None:
+    """ASCII digits up to 40 characters are read by ``int()``, longer ones digit by digit: the same answers."""
+    text = ("-" if number < 0 else "") + "0" * zeros + str(abs(number))
+    if LONG_MIN <= number <= LONG_MAX:
+        assert parse_java_long(text) == number
+    else:
+        with pytest.raises(JavaNumberFormatError):
+            parse_java_long(text)
+
+
 @given(st.integers().filter(lambda n: not INT_MIN <= n <= INT_MAX))
 def test_parse_int_refuses_every_number_out_of_range(number: int) -> None:
     with pytest.raises(JavaNumberFormatError):

@@ -49,6 +49,9 @@ _REGEX_WHITESPACE: Final = "[ \\t\\n\\x0b\\f\\r]"
 
 _COMMA_WITH_WHITESPACE: Final = re.compile(f"{_REGEX_WHITESPACE}*,{_REGEX_WHITESPACE}*")
 
+_ASCII_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+_ASCII_INTEGER_MAX_CHARS: Final = 40
+"""Longer digit strings go the digit-by-digit way, which stops at the first digit past the range."""
 _DECIMAL_DOUBLE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?")
 _HEX_DOUBLE: Final = re.compile(
     r"[+-]?0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+[fFdD]?"
@@ -85,8 +88,15 @@ def _parse_java_integer(text: str, lowest: int, highest: int) -> int:
     """One optional sign, then at least one decimal digit, and the result within range.
 
     Python's ``int()`` is laxer: it strips whitespace and accepts '_' between digits. Java accepts any Unicode
-    decimal digit (``Character.digit``) but only in the BMP, because it reads UTF-16 chars one at a time.
+    decimal digit (``Character.digit``) but only in the BMP, because it reads UTF-16 chars one at a time. On
+    the text nearly every value is, a sign and ASCII digits, the two agree, and ``int()`` reads it in a tenth of
+    the time the digit-by-digit walk takes (which a manifest of 10,000 topics pays for every number).
     """
+    if len(text) <= _ASCII_INTEGER_MAX_CHARS and _ASCII_INTEGER.fullmatch(text) is not None:
+        value = int(text)
+        if lowest <= value <= highest:
+            return value
+        raise JavaNumberFormatError(f'For input string: "{text}"')
     sign, digits = _split_sign(text)
     if not digits:
         raise JavaNumberFormatError(f'For input string: "{text}"')
