@@ -27,6 +27,7 @@ import pytest
 
 from harness.kraft_cluster import KRaftCluster, kraft_cluster_or_skip
 from harness.kto_objects import write_manifests
+from harness.waiting import eventually
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import connected
 from topic_operator.admin.reader import read_cluster
@@ -57,6 +58,11 @@ def _manifest(path: Path, servers: str, names: list[str], partitions: int = 2) -
 
 def _settings(servers: str) -> AdminSettings:
     return AdminSettings(bootstrap_servers=tuple(servers.split(",")))
+
+
+def _unfenced_brokers(servers: str) -> int:
+    with connected(_settings(servers), deadline=30) as admin:
+        return len(read_cluster(admin, topics=[]).brokers)
 
 
 def _whole(servers: str, names: list[str], partitions: int, wait: float = 30) -> dict[str, str]:
@@ -189,6 +195,9 @@ def test_every_broker_down_for_30_s(cluster: KRaftCluster, tmp_path: Path) -> No
             thread.start()
         for thread in back:
             thread.join()
+    # each broker answers once it is up, but the others learn of it from the controller a moment later: the
+    # apply runs once the brokers see each other again, as a cluster back from a power cut does
+    eventually(lambda: _unfenced_brokers(servers) == 3, timeout=60, what="every broker unfenced again")
     applied = _kto("apply", "-f", str(manifest), "--yes", "--deadline", "60")
     assert applied.returncode == 0, applied.stdout[-3000:] + applied.stderr[-3000:]
     assert _whole(servers, names, 2) == {}

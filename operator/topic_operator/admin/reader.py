@@ -4,8 +4,8 @@ cluster as it sees a ZooKeeper one.
 A whole read is DescribeCluster (the brokers and their racks; fenced brokers are left out, as a ZooKeeper-mode
 controller leaves out brokers not registered), Metadata (every topic's id and replicas, with each partition's
 leader and ISR), DescribeConfigs of the topics whose overrides are wanted, a few hundred topics a request spread
-over every broker, and ListPartitionReassignments; once per connection, each broker's ApiVersions and the
-finalized features, for its release. Metadata and DescribeConfigs are answered as bytes and read for what a plan
+over every broker, and, sent beside those rounds rather than after them, ListPartitionReassignments and the
+finalized features; once per connection, each broker's ApiVersions, for its release. Metadata and DescribeConfigs are answered as bytes and read for what a plan
 needs (``metadata_answers``, ``config_answers``): kafka-python's own decoding into dicts cost twice the brokers'
 time. When the caller names the topics whose overrides it wants, their DescribeConfigs go out with the Metadata,
 so the read takes about as long as the slowest broker's answer.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Collection, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import kafka.errors as kafka_errors
@@ -81,14 +82,20 @@ def read_cluster(
     }
     names = None if topics is None else sorted(set(topics))
     read = _Read(admin, sorted(brokers), deadline)
-    if configs_of is not None:
-        wanted = set(configs_of) if names is None else set(configs_of) & set(names)
-        read.run(names, sorted(wanted))
-    else:
-        read.run(names, None)
-        read.run([], sorted(read.found))
-    read.settle()
-    moving = _reassignments(admin, sorted(read.found), deadline)
+    # The two small requests whose answers the main rounds do not need go out beside them, not after them: the
+    # read then takes as long as its slowest round, not the sum of every request's round trip.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kto-read") as beside:
+        finalized = beside.submit(metadata_version, admin, deadline)
+        reassigning = beside.submit(_reassignments, admin, deadline)
+        if configs_of is not None:
+            wanted = set(configs_of) if names is None else set(configs_of) & set(names)
+            read.run(names, sorted(wanted))
+        else:
+            read.run(names, None)
+            read.run([], sorted(read.found))
+        read.settle()
+        moving = reassigning.result()
+        version = finalized.result()
     states = {
         name: _topic_state(topic, read.overrides.get(name, {}), moving.get(name, {}), partition_states)
         for name, topic in read.found.items()
@@ -103,7 +110,7 @@ def read_cluster(
         unreadable_topics=read.unreadable,
         backend=Backend.KRAFT,
         broker_release=broker_release(admin, sorted(brokers)),
-        metadata_version=metadata_version(admin, deadline),
+        metadata_version=version,
         writer=choose_writer(None, zookeeper=False, brokers=True),
     )
 
@@ -181,21 +188,15 @@ def _parts(names: list[str], brokers: int) -> list[list[str]]:
     return [names[start : start + size] for start in range(0, len(names), size)]
 
 
-def _reassignments(
-    admin: KafkaAdminClient, names: list[str], deadline: float
-) -> dict[str, dict[int, Mapping[str, Any]]]:
+def _reassignments(admin: KafkaAdminClient, deadline: float) -> dict[str, dict[int, Mapping[str, Any]]]:
     """The reassignments in flight (topic -> partition -> replicas, adding and removing). A request for the
     controller: through any broker that is up (``any_broker``)."""
-    if not names:
-        return {}
     listed: Mapping[TopicPartition, Mapping[str, Any]] = through_any_broker(
         admin, admin.list_partition_reassignments, deadline=deadline, reading=True
     )
-    wanted = set(names)
     found: dict[str, dict[int, Mapping[str, Any]]] = {}
     for partition, moving in listed.items():
-        if partition.topic in wanted:
-            found.setdefault(partition.topic, {})[partition.partition] = moving
+        found.setdefault(partition.topic, {})[partition.partition] = moving
     return found
 
 
