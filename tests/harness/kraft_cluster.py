@@ -29,14 +29,15 @@ from topic_operator.zookeeper.local_server import free_port
 __all__ = ["ClientListener", "KRaftCluster", "kraft_cluster_or_skip", "kraft_distribution", "new_cluster_id"]
 
 
-def kraft_distribution() -> tuple[KafkaDistribution | None, str]:
-    """The distribution whose KRaft mode the KRaft tests run (3.9, the bridge every ZooKeeper-era cluster
-    crosses), or None and the one-line reason there is none."""
+def kraft_distribution(line: str = "3.9") -> tuple[KafkaDistribution | None, str]:
+    """The distribution of release ``line`` whose KRaft mode a test runs (by default 3.9, the bridge every
+    ZooKeeper-era cluster crosses; 4.1 for the first line with no ZooKeeper at all), or None and the one-line
+    reason there is none."""
     found, missing = kafka_distributions()
-    lines = [d for d in found if d.line == "3.9"]
+    lines = [d for d in found if d.line == line]
     if lines:
         return lines[-1], ""
-    return None, missing or f"no Kafka 3.9 distribution among {', '.join(d.version for d in found)}"
+    return None, missing or f"no Kafka {line} distribution among {', '.join(d.version for d in found)}"
 
 
 def new_cluster_id() -> str:
@@ -160,10 +161,10 @@ def _pem_keystore(directory: Path, listener: ClientListener) -> Path:
 
 
 @contextlib.contextmanager
-def kraft_cluster_or_skip(directory: Path) -> Iterator[KRaftCluster]:
-    """A started ``KRaftCluster`` of ``kraft_distribution`` (Kafka 3.9) in ``directory``, stopped at the end; the test
+def kraft_cluster_or_skip(directory: Path, line: str = "3.9") -> Iterator[KRaftCluster]:
+    """A started ``KRaftCluster`` of ``kraft_distribution(line)`` in ``directory``, stopped at the end; the test
     is skipped, with what is missing, when ``../shared/servers`` has none."""
-    distribution, missing = kraft_distribution()
+    distribution, missing = kraft_distribution(line)
     if distribution is None:
         pytest.skip(f"a real KRaft cluster: {missing}")
     with KRaftCluster(distribution, directory) as cluster:

@@ -121,6 +121,14 @@ def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
         yield cluster
 
 
+@pytest.fixture(scope="session")
+def kraft_41(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
+    """A cluster of Kafka 4.1, the first line with no ZooKeeper at all: one controller and three brokers in racks
+    a/b/c."""
+    with kraft_cluster_or_skip(tmp_path_factory.mktemp("kraft-4.1"), line="4.1") as cluster:
+        yield cluster
+
+
 # -- reports ---------------------------------------------------------------------------------------------------------
 
 
@@ -135,7 +143,12 @@ def pytest_runtest_makereport(
         server = funcargs.get("apiserver")
         if isinstance(server, RealApiServer):
             report.sections.append(("kube-apiserver and etcd logs", server.logs(60)))
-        brokers = funcargs.get("kafka") or funcargs.get("kraft")
+        brokers = (
+            funcargs.get("kafka")
+            or funcargs.get("kraft")
+            or funcargs.get("kraft_cluster")
+            or funcargs.get("kraft_41")
+        )
         if isinstance(brokers, KafkaBrokers):
             report.sections.append(
                 (f"Kafka {brokers.distribution.version} broker logs", brokers.logs(lines=40))

@@ -1,5 +1,6 @@
-"""``kto --bootstrap-server`` on a cluster that was always KRaft: a controller and three brokers of Kafka 3.9 in
-racks a/b/c, reached only through Kafka's Admin protocol.
+"""``kto --bootstrap-server`` on a cluster that was always KRaft: a controller and three brokers in racks a/b/c,
+reached only through Kafka's Admin protocol; of Kafka 3.9 (the bridge every ZooKeeper-era cluster crosses) and of
+Kafka 4.1 (no ZooKeeper at all).
 
 One declaration goes through a topic's whole life as a platform team would drive it, each step checked against
 what the brokers then hold: created with the placement the ZooKeeper path gives the same brokers, grown, its
@@ -37,6 +38,16 @@ pytestmark = pytest.mark.timeout(300)
 
 KTO = str(Path(sys.executable).parent / "kto")
 
+METADATA_VERSION = {"3.9": "3.9-IV0", "4.1": "4.1-IV1"}
+"""What ``kafka-storage.sh format`` finalizes by default: each line's newest production metadata.version."""
+
+
+@pytest.fixture(scope="module", params=["3.9", "4.1"])
+def kraft_cluster(request: pytest.FixtureRequest) -> KRaftCluster:
+    """The session's cluster of Kafka 3.9, or of Kafka 4.1."""
+    cluster: KRaftCluster = request.getfixturevalue("kraft" if request.param == "3.9" else "kraft_41")
+    return cluster
+
 
 def _kto(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KTO, *arguments], capture_output=True, text=True, timeout=120, check=False)
@@ -65,12 +76,14 @@ def _zookeeper_plan_assignment(zk: KazooClient, chroot: ZkChroot, manifest: Path
 
 
 def test_a_topic_s_whole_life_on_a_kraft_cluster(
-    kraft: KRaftCluster, zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path
+    kraft_cluster: KRaftCluster, zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path
 ) -> None:
+    kraft = kraft_cluster
+    line = kraft.distribution.line
     name = f"orders-{uuid.uuid4().hex[:6]}"
     cluster = {
         "bootstrapServers": kraft.bootstrap_servers,
-        "kafkaVersion": "3.9",
+        "kafkaVersion": line,
         "allowDelete": True,
         "reassignment": {"enabled": True, "throttleBytesPerSecond": 50_000_000},
     }
@@ -84,7 +97,19 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         first = declare(
             partitions=6, replicas=3, config={"retention.ms": "3600000", "cleanup.policy": "delete"}
         )
-        twin = _zookeeper_plan_assignment(zk, zk_chroot, first)
+        # the twin is a ZooKeeper-mode cluster, so of the last line that has one: the placement is the same
+        same_on_zookeeper = _manifests(
+            tmp_path / "twin.yaml",
+            {**cluster, "kafkaVersion": "3.9"},
+            {
+                name: {
+                    "partitions": 6,
+                    "replicas": 3,
+                    "config": {"retention.ms": "3600000", "cleanup.policy": "delete"},
+                }
+            },
+        )
+        twin = _zookeeper_plan_assignment(zk, zk_chroot, same_on_zookeeper)
         applied = _kto("apply", "-f", str(first), "--yes")
         assert applied.returncode == 0, applied.stdout + applied.stderr
         placed = settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 6)
@@ -110,11 +135,12 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         assert "apply: nothing to change" in again.stdout
         assert _kto("plan", "-f", str(grown)).returncode == 0
         described = _kto(
-            "describe", name, "--bootstrap-server", kraft.bootstrap_servers, "--kafka-version", "3.9"
+            "describe", name, "--bootstrap-server", kraft.bootstrap_servers, "--kafka-version", line
         )
-        assert "kafka release: the brokers answer as Kafka 3.9, metadata.version 3.9-IV0 (ApiVersions)" in (
-            described.stderr
+        answer = (
+            f"the brokers answer as Kafka {line}, metadata.version {METADATA_VERSION[line]} (ApiVersions)"
         )
+        assert f"kafka release: {answer}" in described.stderr, described.stderr
 
         # a snapshot through the brokers says how it was read, and plans as the live cluster does
         snapshot = tmp_path / "snapshot.jsonl"
@@ -131,8 +157,8 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         header = json.loads(snapshot.read_text().splitlines()[0])
         assert (header["backend"], header["broker_release"], header["metadata_version"]) == (
             "kraft",
-            "3.9",
-            "3.9-IV0",
+            line,
+            METADATA_VERSION[line],
         )
         assert _kto("plan", "-f", str(grown), "--snapshot", str(snapshot)).returncode == 0
 
@@ -143,7 +169,7 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         )
         assert done.returncode == 0, done.stderr
         document = yaml.safe_load((exported / "kafkacluster-kafka.yaml").read_text())
-        assert document["spec"] == {"bootstrapServers": kraft.bootstrap_servers, "kafkaVersion": "3.9"}
+        assert document["spec"] == {"bootstrapServers": kraft.bootstrap_servers, "kafkaVersion": line}
         replanned = _kto("plan", "-f", str(exported))
         assert replanned.returncode == 0, replanned.stdout + replanned.stderr
 

@@ -278,3 +278,39 @@ def test_brokers_that_go_away_are_reconnected_and_what_waited_then_lands(
     assert ready(back)["reason"] == "Connected"
     wait_topic(kube, namespace, name, 1, "Created", timeout=90)
     assert len(settled(lambda: replica_lists(kraft.bootstrap_servers, name), lambda r: len(r) == 3)) == 3
+
+
+def test_on_kafka_4_1_the_release_is_the_brokers_own(
+    kube: KubeClient, namespace: str, kraft_41: KRaftCluster, operator: Operator
+) -> None:
+    """A KafkaCluster of Kafka 4.1 declaring only ``bootstrapServers``, as a new user writes it: the status says
+    the brokers' release, and KafkaTopics are judged by it, not by the default line: a key that came in 3.8 is
+    written, and one that 4.0 removed is refused as the broker refuses it, with nothing written."""
+    kube.create(
+        "kafkaclusters",
+        {
+            "apiVersion": KTO_API,
+            "kind": "KafkaCluster",
+            "metadata": {"namespace": namespace, "name": "main"},
+            "spec": {"bootstrapServers": kraft_41.bootstrap_servers},
+        },
+    )
+    cluster = wait_cluster_ready(kube, namespace)
+    release = cluster["status"]["kafkaRelease"]
+    assert (release["seen"], release["writtenAs"], "declared" in release) == ("4.1", "4.1", False), release
+    assert "DescribeFeatures: metadata.version 4.1-IV1 is finalized" in release["clues"]
+
+    gzip = f"gzip-{uuid.uuid4().hex[:6]}"
+    config = {"compression.type": "gzip", "compression.gzip.level": 5}
+    kube.create("kafkatopics", kafka_topic(namespace, gzip, partitions=3, replicas=3, config=config))
+    wait_topic(kube, namespace, gzip, 1, "Created")
+    written = {"compression.type": "gzip", "compression.gzip.level": "5"}
+    assert settled(lambda: topic_config(kraft_41.bootstrap_servers, gzip), written.__eq__) == written
+
+    removed = f"old-format-{uuid.uuid4().hex[:6]}"
+    kube.create("kafkatopics", kafka_topic(namespace, removed, config={"message.format.version": "3.0"}))
+    refused = wait_topic(kube, namespace, removed, 1, "Invalid")
+    assert "Unknown topic config name: message.format.version" in ready(refused)["message"]
+    settings = AdminSettings(bootstrap_servers=tuple(kraft_41.bootstrap_servers.split(",")))
+    with connected(settings, deadline=30) as admin:
+        assert removed not in admin.list_topics()

@@ -23,7 +23,7 @@ from topic_operator.kafka.errors import (
     TopicAuthorizationError,
 )
 from topic_operator.kafka.kraft_migration import WriterChoice
-from topic_operator.kafka.releases import KafkaVersion
+from topic_operator.kafka.releases import KafkaVersion, brokers_line, format_version
 from topic_operator.message_text import one_line
 from topic_operator.model import ClusterState, TopicState
 from topic_operator.plan import Change, Reassign, TopicPlan, TopicStatus
@@ -281,10 +281,12 @@ def cluster_status(
     previous: Mapping[str, Any] | None = None,
     now: datetime.datetime,
     kafka_version: KafkaVersion | None = None,
+    kafka_version_declared: bool = True,
 ) -> dict[str, Any]:
     """A whole KafkaCluster status. ``declared`` are the topic names KafkaTopics declare for this cluster (in any
     namespace); the cluster's other topics are unmanaged, listed up to the CRD's limit. ``kafka_version``: its
-    spec.kafkaVersion, against which the release ZooKeeper shows is reported."""
+    spec.kafkaVersion (``kafka_version_declared``: given, not the default), against which the release ZooKeeper
+    shows, or the brokers answer, is reported."""
     conditions = merge_conditions((previous or {}).get("conditions"), ready, now)
     if state is None:
         return {"observedGeneration": generation, "connected": False, "conditions": conditions}
@@ -307,7 +309,7 @@ def cluster_status(
         "unreadable": unreadable_znodes(state)[:MAX_UNREADABLE_LISTED],
         "kraftMigration": _migration(state),
         "writes": writes_status(state.writer),
-        "kafkaRelease": kafka_release_status(kafka_version, state),
+        "kafkaRelease": kafka_release_status(kafka_version, state, declared=kafka_version_declared),
         "conditions": conditions,
     }
 
@@ -327,10 +329,14 @@ def writes_status(choice: WriterChoice | None) -> dict[str, str] | None:
     return {**choice.to_dict(), "reason": one_line(choice.why)}
 
 
-def kafka_release_status(kafka_version: KafkaVersion | None, state: ClusterState) -> dict[str, Any] | None:
-    """``status.kafkaRelease``: what ZooKeeper shows of the brokers' release against spec.kafkaVersion."""
+def kafka_release_status(
+    kafka_version: KafkaVersion | None, state: ClusterState, *, declared: bool = True
+) -> dict[str, Any] | None:
+    """``status.kafkaRelease``: what ZooKeeper shows of the brokers' release against spec.kafkaVersion; or, for a
+    cluster read through the brokers alone, what they answer. ``declared``: spec.kafkaVersion was given (else
+    ``kafka_version`` is the default, and the brokers' answer is the release)."""
     if state.release_evidence is None:
-        return None
+        return _answered_release(kafka_version if declared else None, state)
     report = release_report(kafka_version, state.release_evidence)
     shown = {
         "declared": report["declared"],
@@ -340,6 +346,35 @@ def kafka_release_status(kafka_version: KafkaVersion | None, state: ClusterState
         "warning": one_line(report["warning"]) if report["warning"] is not None else None,
     }
     return {key: value for key, value in shown.items() if value is not None}
+
+
+def _answered_release(declared: KafkaVersion | None, state: ClusterState) -> dict[str, Any] | None:
+    """The release as brokers reached through the Admin protocol answer it: the line of their ApiVersions and of
+    the finalized metadata.version, the newer (``brokers_line``, what a plan of an undeclared release follows);
+    a declared release is what is written, with a warning where the brokers answer otherwise."""
+    answered = brokers_line(state.metadata_version, state.broker_release)
+    if answered is None:
+        return None
+    clues = []
+    if state.broker_release is not None:
+        clues.append(
+            f"ApiVersions: the brokers speak the requests of Kafka {format_version(state.broker_release)}"
+        )
+    if state.metadata_version is not None:
+        clues.append(f"DescribeFeatures: metadata.version {state.metadata_version} is finalized")
+    shown: dict[str, Any] = {
+        "seen": format_version(answered),
+        "writtenAs": format_version(declared if declared is not None else answered),
+        "clues": clues,
+    }
+    if declared is not None:
+        shown["declared"] = format_version(declared)
+        if answered != declared:
+            shown["warning"] = (
+                f"the brokers answer as Kafka {format_version(answered)}, not the {format_version(declared)} "
+                "spec.kafkaVersion declares"
+            )
+    return shown
 
 
 def unreadable_znodes(state: ClusterState) -> list[dict[str, str]]:

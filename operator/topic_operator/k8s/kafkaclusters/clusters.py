@@ -169,7 +169,9 @@ async def describe_cluster(
     unreadable = len(state.unreadable_znodes) + len(state.unreadable_topics)
     if unreadable:
         message += f"; {unreadable} znodes not in Kafka's format, listed in status.unreadable"
-    release = kafka_release_status(handle.spec.kafka_version, state)
+    release = kafka_release_status(
+        handle.spec.kafka_version, state, declared=handle.spec.kafka_version_declared
+    )
     if release is not None and "warning" in release:
         message += f"; {release['warning']}"
     choice = state.writer
@@ -194,6 +196,7 @@ async def describe_cluster(
         previous=previous,
         now=now,
         kafka_version=handle.spec.kafka_version,
+        kafka_version_declared=handle.spec.kafka_version_declared,
     )
     ctx.metrics.unmanaged_topics.labels(label).set(status["topics"]["unmanaged"])
     events: tuple[EventSpec, ...] = (
