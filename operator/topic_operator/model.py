@@ -90,6 +90,19 @@ class TopicSpec:
     deletion_policy: DeletionPolicy = DeletionPolicy.RETAIN
     mode: ApplyMode = ApplyMode.APPLY
     source: str = ""
+    config_judged_as: ConfigJudgement | None = field(default=None, compare=False)
+    """The rules ``config`` was found valid under when it was read (by the manifest loader); a plan under the
+    same rules does not judge it again. None: not judged yet. A copy with another ``config`` must drop it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigJudgement:
+    """The rules a topic config is judged by: a release line, the brokers' settings its checks read, and whether
+    a KRaft controller judges it (its path for tiered storage). One instance per cluster, shared by its topics."""
+
+    kafka_version: KafkaVersion
+    broker_settings: BrokerSettings | None
+    kraft: bool
 
 
 @dataclass(frozen=True, slots=True)

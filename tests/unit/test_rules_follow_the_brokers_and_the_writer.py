@@ -8,6 +8,8 @@ KafkaCluster declares no ``kafkaVersion`` was judged by 3.4, refusing keys its 4
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -181,3 +183,34 @@ def test_a_kafkacluster_without_kafka_version_is_judged_by_what_its_brokers_coul
     loaded = load_objects([kafka_cluster(cluster), kafka_topic({"compression.gzip.level": "5"})])
     assert (not loaded.errors) is accepted, loaded.errors
     assert loaded.clusters[0].kafka_version_declared is ("kafkaVersion" in cluster)
+
+
+# ---- a config judged as it was read is judged again only under other rules ------------------------------------
+
+
+def test_a_config_found_valid_as_it_was_read_is_judged_again_only_under_other_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loader judged ``remote.log.copy.disable=true`` as a 3.9 KRaft controller does (valid); a plan whose
+    writes a KRaft controller judges by the same rules takes that judgement, and one whose brokers run in
+    ZooKeeper mode judges again, and refuses."""
+    cluster: dict[str, object] = {"bootstrapServers": "127.0.0.1:9092", "kafkaVersion": "3.9"}
+    loaded = load_objects([kafka_cluster(cluster), kafka_topic({"remote.log.copy.disable": "true"})])
+    assert not loaded.errors, loaded.errors
+    (topic,) = loaded.topics
+    assert topic.config_judged_as is not None
+    judged: list[object] = []
+
+    def counted(config: Mapping[str, str], **rules: Any) -> dict[str, str]:
+        judged.append(dict(config))
+        return validate_topic_config(config, **rules)
+
+    monkeypatch.setattr("topic_operator.plan.validate_topic_config", counted)
+    kraft = through_brokers(cluster_state(), "3.9-IV0", (3, 9))
+    assert plan_topic(topic, kraft, loaded.clusters[0]).status is TopicStatus.CREATE
+    assert judged == []
+    zookeeper_mode_brokers = through_brokers(cluster_state(), None, (3, 9))
+    refused = plan_topic(topic, zookeeper_mode_brokers, loaded.clusters[0])
+    assert refused.status is TopicStatus.REJECTED
+    assert "under Zookeeper's mode" in str(refused.rejections[0])
+    assert judged == [{"remote.log.copy.disable": "true"}]

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, Final, TypeGuard
 
@@ -63,7 +63,14 @@ from topic_operator.manifests.topicctl import (
     read_topicctl_topic,
 )
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
-from topic_operator.model import ApplyMode, ClusterSpec, DeletionPolicy, ReassignmentPolicy, TopicSpec
+from topic_operator.model import (
+    ApplyMode,
+    ClusterSpec,
+    ConfigJudgement,
+    DeletionPolicy,
+    ReassignmentPolicy,
+    TopicSpec,
+)
 from topic_operator.tenancy import Declared, Tenant, Usage, grant_admitting, limit_violation, over_quota
 
 __all__ = [
@@ -911,7 +918,8 @@ def _topic_spec(
     document, fields = topic.document, topic.fields
     if cluster is not None and topic.name is not None:
         _check_prefixes(document, topic.name_path, topic.name, cluster)
-    config = _config(document, fields.get("config", {}), _judge_of(cluster, fallback))
+    judge = _judge_of(cluster, fallback)
+    config = _config(document, fields.get("config", {}), judge)
     partitions, replicas = fields.get("partitions"), fields.get("replicas")
     assignment = _assignment(document, fields.get("replicaAssignment"), partitions, replicas)
     if document.errors or topic.cluster is None or topic.name is None or config is None:
@@ -929,6 +937,7 @@ def _topic_spec(
         deletion_policy=DeletionPolicy(fields.get("deletionPolicy", DeletionPolicy.RETAIN.value)),
         mode=ApplyMode(fields.get("mode", ApplyMode.APPLY.value)),
         source=document.source,
+        config_judged_as=judge.judgement,
     )
 
 
@@ -1015,6 +1024,13 @@ class _ConfigJudge:
     broker: BrokerSettings | None
     kraft: bool
 
+    @property
+    def judgement(self) -> ConfigJudgement | None:
+        """What a config found valid here was judged by; None when judged by every line (the plan decides)."""
+        if self.kafka_version is None:
+            return None
+        return _judgement(self.kafka_version, self.broker, self.kraft)
+
     def check(
         self, props: Mapping[str, object]
     ) -> tuple[dict[str, str] | None, tuple[InvalidConfigurationError, ...]]:
@@ -1023,6 +1039,12 @@ class _ConfigJudge:
         return checked_topic_config(
             props, kafka_version=self.kafka_version, broker=self.broker, kraft=self.kraft
         )
+
+
+@lru_cache(maxsize=64)
+def _judgement(kafka_version: KafkaVersion, broker: BrokerSettings | None, kraft: bool) -> ConfigJudgement:
+    """One shared instance per set of rules, so that thousands of topics hold one reference each."""
+    return ConfigJudgement(kafka_version, broker, kraft)
 
 
 def _judge_of(cluster: ClusterSpec | None, fallback: KafkaVersion | None) -> _ConfigJudge:
