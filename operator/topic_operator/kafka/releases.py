@@ -306,6 +306,12 @@ TIMESTAMP_AFTER_MAX_ONE_HOUR: Final[KafkaVersion] = (4, 0)
 """``message.timestamp.after.max.ms`` defaults to 3600000, not Long.MAX_VALUE (KIP-1030;
 ``40/getting-started/upgrade.md``, ``40/generated/topic_config.html``)."""
 
+DOWNCONVERSION_REMOVED: Final[KafkaVersion] = (4, 1)
+"""``message.downconversion.enable`` is no topic config of 4.1: 4.1.1's broker answers "Unknown topic config name"
+(its ``LogConfig`` class, in kafka-storage-4.1.1.jar, names the key nowhere; ``tests/real/
+test_kraft_configs_agree_with_real_brokers.py`` asks the broker). 4.0 keeps it defined, as a no-op (apache/kafka#18291,
+KAFKA-18269: "made the relevant configs ... no-ops"); ``TopicConfig`` still names it, deprecated."""
+
 SEGMENT_BYTES_AT_LEAST_1_MIB: Final[KafkaVersion] = (4, 1)
 """Topic-level ``segment.bytes`` must be at least 1048576 (KAFKA-19080, apache/kafka#19371: "we forgot to set
 ``TopicConfig.SEGMENT_BYTES_CONFIG`` to at least 1024*1024"; ``41/generated/topic_config.html`` ``[1048576,...]``).

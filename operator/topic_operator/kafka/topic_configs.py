@@ -30,7 +30,8 @@ source tag, and none was checked against a 4.x broker:
   and with a topic that stored one before the upgrade (3.9's KRaft controller validates the merged existing
   and new config, so a stored removed key could fail later alters unless 4.x special-cases it);
 * 4.0 defaults ``message.timestamp.after.max.ms`` to 3600000 (KIP-1030);
-* 4.0 makes ``message.downconversion.enable`` a no-op, still defined and accepted;
+* 4.0 makes ``message.downconversion.enable`` a no-op, still defined and accepted, and 4.1 no longer defines it
+  (a real 4.1.1 broker answers ``Unknown topic config name``);
 * 4.1, not 4.0, raises the topic-level ``segment.bytes`` minimum from 14 to 1048576 (KAFKA-19080).
 """
 
@@ -64,6 +65,7 @@ from topic_operator.kafka.releases import (
     ALL_KAFKA_VERSIONS,
     COMPACTION_LAG_CHECK,
     DEFAULT_KAFKA_VERSION,
+    DOWNCONVERSION_REMOVED,
     FORMAT_VERSION_REMOVED,
     OLDEST_KAFKA,
     REMOTE_STORAGE_BROKER_CHECKS,
@@ -318,10 +320,11 @@ _HISTORIES: Final[tuple[_History, ...]] = (
             "Replicas throttled on the leader side: '*' or partition:broker pairs.", *_THROTTLED_REVISIONS),
     _define("follower.replication.throttled.replicas", _LIST, "", _THROTTLED_2_0, (),
             "Replicas throttled on the follower side: '*' or partition:broker pairs.", *_THROTTLED_REVISIONS),
-    # From 4.0 a no-op, still defined and accepted, "deprecated for removal in 5.0"
-    # (https://kafka.apache.org/41/javadoc/org/apache/kafka/common/config/TopicConfig.html).
+    # 4.0: a no-op, still defined and accepted (apache/kafka#18291); 4.1: gone from LogConfig, an unknown name
+    # on a real 4.1.1 broker (DOWNCONVERSION_REMOVED), though TopicConfig keeps its deprecated constant.
     _define("message.downconversion.enable", _BOOLEAN, "true", None, ("log.message.downconversion.enable",),
-            "Whether the broker down-converts records for old consumers (a no-op from Kafka 4.0)."),
+            "Whether the broker down-converts records for old consumers (a no-op in Kafka 4.0).",
+            removed=DOWNCONVERSION_REMOVED),
     _define("remote.storage.enable", _BOOLEAN, "false", None, (),
             "Tiered storage for the topic (internal in 3.0-3.5).",
             _PUBLIC_FROM_3_6, since=(3, 0), internal=True),  # 3.0.2:...LogConfig.scala:378; 3.6.2:...java:288

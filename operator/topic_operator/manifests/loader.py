@@ -140,6 +140,9 @@ class ManifestError:
     field_path: str
     value: object
     rule: str
+    stricter_than_kafka: bool = False
+    """The rule is the product's own, stricter than Kafka's (a value Kafka takes but its brokers then fail on,
+    say): Kafka itself would accept the value."""
 
     def __str__(self) -> str:
         where = _location(self.file, self.document_index, self.kind, self.name)
@@ -151,7 +154,15 @@ class ManifestError:
 
 
 def error_at(
-    file: str, document_index: int, kind: object, name: object, field_path: str, value: object, rule: str
+    file: str,
+    document_index: int,
+    kind: object,
+    name: object,
+    field_path: str,
+    value: object,
+    rule: str,
+    *,
+    stricter_than_kafka: bool = False,
 ) -> ManifestError:
     """A ``ManifestError`` whose text fields are bounded and escaped."""
     return ManifestError(
@@ -162,6 +173,7 @@ def error_at(
         shortened(field_path, PATH_LIMIT),
         value,
         one_line(rule),
+        stricter_than_kafka,
     )
 
 
@@ -311,13 +323,24 @@ class _Document:
         item = f"/{self.prefix.rstrip('.')}" if self.prefix else ""
         return f"{self.file}#{self.index}{item}"
 
-    def error(self, path: str, value: object, rule: str) -> None:
+    def error(self, path: str, value: object, rule: str, *, stricter_than_kafka: bool = False) -> None:
         if len(self.errors) >= self.max_errors:
             self.unlisted_errors += 1
             return
         path = self._original_field(path)
         full = f"{self.prefix}{path}" if path else self.prefix.rstrip(".")
-        self.errors.append(error_at(self.file, self.index, self.kind, self.name, full, value, rule))
+        self.errors.append(
+            error_at(
+                self.file,
+                self.index,
+                self.kind,
+                self.name,
+                full,
+                value,
+                rule,
+                stricter_than_kafka=stricter_than_kafka,
+            )
+        )
 
     def _original_field(self, path: str) -> str:
         """``path`` of a converted body as the field of the document it came from (the longest match)."""
@@ -1065,7 +1088,12 @@ def _config(document: _Document, config: object, judge: _ConfigJudge) -> dict[st
     for problem in problems:
         path = f"spec.{problem.field or 'config'}"
         key = (problem.field or "").removeprefix("config.")
-        document.error(path, props.get(key, MISSING) if key in props else MISSING, str(problem))
+        document.error(
+            path,
+            props.get(key, MISSING) if key in props else MISSING,
+            str(problem),
+            stricter_than_kafka=problem.stricter_than_kafka,
+        )
     return canonical
 
 
