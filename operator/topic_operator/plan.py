@@ -71,6 +71,7 @@ from topic_operator.kafka.topic_configs import (
 from topic_operator.kafka.topic_names import (
     TopicNameIndex,
     is_internal,
+    undeclared_topics,
     validate_no_collision,
     validate_topic_name,
 )
@@ -245,9 +246,9 @@ class Plan:
 
     @property
     def unmanaged(self) -> tuple[str, ...]:
-        """The cluster's topics nobody declared, sorted. Derived on demand: the operator plans a few topics at a
+        """The cluster's topics nobody declared, sorted, Kafka's own left out. Derived on demand: the operator plans a few topics at a
         time against a whole cluster and never asks, and sorting 10,000 names per batch was a tenth of it."""
-        return tuple(sorted(set(self.existing).difference(self.declared)))
+        return tuple(undeclared_topics(self.existing, self.declared))
 
     @property
     def actions(self) -> list[Action]:

@@ -91,3 +91,10 @@ def test_the_index_finds_exactly_the_names_that_unify(
         index.add(new)
     expected = sorted(t for t in existing | set(added) if t != name and has_collision(t, name))
     assert index.colliding(name) == expected
+
+
+def test_kafka_s_own_topics_are_never_in_the_unmanaged_inventory() -> None:
+    from topic_operator.kafka.topic_names import undeclared_topics
+
+    existing = ["orders", "__consumer_offsets", "__share_group_state", "__transaction_state", "audit", "_x"]
+    assert undeclared_topics(existing, {"orders"}) == ["_x", "audit"]

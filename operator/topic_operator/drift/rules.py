@@ -54,6 +54,7 @@ from topic_operator.drift.kinds import (
     skew_bounds,
 )
 from topic_operator.drift.planning import TopicFacts
+from topic_operator.kafka.topic_names import undeclared_topics
 from topic_operator.model import (
     Broker,
     ClusterState,
@@ -194,7 +195,7 @@ def topic_findings(
     for spec in specs:
         names.add(spec.name)
         found += _declared_findings(cluster, spec, state.topics.get(spec.name), facts.get(spec.name))
-    for name in sorted(set(state.topics) - names):
+    for name in undeclared_topics(state.topics, names):
         found += _undeclared_findings(cluster, state.topics[name])
     return found
 

@@ -24,6 +24,7 @@ from topic_operator.kafka.errors import (
 )
 from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.kafka.releases import KafkaVersion, brokers_line, format_version
+from topic_operator.kafka.topic_names import undeclared_topics
 from topic_operator.message_text import one_line
 from topic_operator.model import ClusterState, TopicState
 from topic_operator.plan import Change, Reassign, TopicPlan, TopicStatus
@@ -291,7 +292,7 @@ def cluster_status(
     if state is None:
         return {"observedGeneration": generation, "connected": False, "conditions": conditions}
     wanted = declared if isinstance(declared, (set, frozenset)) else set(declared)
-    unmanaged = sorted(t for t in state.topics if t not in wanted)
+    unmanaged = undeclared_topics(state.topics, wanted)
     brokers = [
         {"id": b.id, **({"rack": b.rack} if b.rack is not None else {})}
         for b in sorted(state.brokers.values(), key=lambda b: b.id)
@@ -304,7 +305,7 @@ def cluster_status(
         "brokerCount": len(brokers),
         "brokers": brokers,
         "racks": sorted({b.rack for b in state.brokers.values() if b.rack is not None}),
-        "topics": {"managed": len(state.topics) - len(unmanaged), "unmanaged": len(unmanaged)},
+        "topics": {"managed": len(wanted.intersection(state.topics)), "unmanaged": len(unmanaged)},
         "unmanagedTopics": unmanaged[:MAX_UNMANAGED_LISTED],
         "unreadable": unreadable_znodes(state)[:MAX_UNREADABLE_LISTED],
         "kraftMigration": _migration(state),

@@ -30,6 +30,7 @@ __all__ = [
     "has_collision_chars",
     "is_internal",
     "is_valid_topic_name",
+    "undeclared_topics",
     "unify_collision_chars",
     "validate_no_collision",
     "validate_topic_name",
@@ -152,6 +153,12 @@ def has_collision(a: str, b: str) -> bool:
 def is_internal(name: str) -> bool:
     """Kafka's own topics, which a topic operator must never create, change or delete."""
     return name in INTERNAL_TOPICS
+
+
+def undeclared_topics(existing: Iterable[str], declared: Collection[str]) -> list[str]:
+    """The cluster's topics that no declaration names, sorted: the unmanaged inventory. Kafka's own topics are
+    not in it: no declaration could ever take them over."""
+    return sorted(name for name in existing if name not in declared and name not in INTERNAL_TOPICS)
 
 
 class TopicNameIndex:
