@@ -105,6 +105,10 @@ class KafkaBrokers(StartedServer):
             for index, rack in enumerate(racks)
         ]
         self.startup_seconds: float | None = None
+        self.classpath: str | None = None
+        """Extra classes for the JVM (``CLASSPATH``), such as a broker-side policy a test compiled."""
+        self.extra_settings: dict[str, str] = {}
+        """Settings added to every node's ``server.properties`` (a policy class, say)."""
 
     @property
     def connect_string(self) -> str:
@@ -177,7 +181,9 @@ class KafkaBrokers(StartedServer):
     def _launch(self, broker: Broker) -> None:
         (broker.directory / "logs").mkdir(parents=True, exist_ok=True)
         config = broker.directory / "server.properties"
-        config.write_text(self._properties(broker))
+        config.write_text(
+            self._properties(broker) + "".join(f"{k}={v}\n" for k, v in self.extra_settings.items())
+        )
         environment = {
             **os.environ,
             "LOG_DIR": str(broker.directory / "logs"),
@@ -188,6 +194,8 @@ class KafkaBrokers(StartedServer):
             "KAFKA_JMX_OPTS": " ",
         }
         environment.pop("JMX_PORT", None)
+        if self.classpath:  # kafka-run-class.sh appends it: classes a test built (a broker-side policy)
+            environment["CLASSPATH"] = self.classpath
         broker.starts += 1
         broker.process = subprocess.Popen(
             [str(self.distribution.server_start), str(config)],

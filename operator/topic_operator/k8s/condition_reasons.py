@@ -149,9 +149,12 @@ REASON_GUIDES: Final[tuple[ReasonGuide, ...]] = (
         Reason.POLICY_VIOLATION,
         "False",
         (KAFKATOPIC,),
-        "The topic, or the change, breaks the per-topic limits the KafkaCluster sets for the namespace "
-        "(Kafka's `PolicyViolationException`); the message names the rule, the limit and the value.",
-        "Change the KafkaTopic to fit the limits, or ask the KafkaCluster's owner to change them.",
+        "The topic, or the change, breaks the per-topic limits the KafkaCluster sets for the namespace, or the "
+        "brokers' own policy (`create.topic.policy.class.name`, `alter.config.policy.class.name`) refused it "
+        "(Kafka's `PolicyViolationException`); the message names the rule, the limit and the value, or gives "
+        "the brokers' words.",
+        "Change the KafkaTopic to fit the limits or the policy, or ask the KafkaCluster's (or the brokers') "
+        "owner to change them.",
     ),
     ReasonGuide(
         Reason.CLUSTER_NOT_FOUND,

@@ -19,6 +19,7 @@ from topic_operator.kafka.errors import (
     InvalidReplicaAssignmentError,
     InvalidReplicationFactorError,
     KafkaError,
+    PolicyViolationError,
     ReassignmentInProgressError,
     TopicAuthorizationError,
 )
@@ -30,7 +31,7 @@ from topic_operator.model import ClusterState, TopicState
 from topic_operator.plan import Change, Reassign, TopicPlan, TopicStatus
 from topic_operator.plan_output import action_to_dict, error_to_dict
 from topic_operator.reconcile import TopicOutcome
-from topic_operator.tenancy import QuotaExceededError, TenantPolicyViolationError
+from topic_operator.tenancy import QuotaExceededError
 
 __all__ = [
     "MAX_MESSAGE",
@@ -120,7 +121,8 @@ def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
     """NotSupported for what Kafka would do by a reassignment (replication factor, moving replicas) on an existing
     topic where the cluster does not enable it; Reassigning when the change waits for a running reassignment
     (this topic's or another's: Kafka runs one at a time); KRaftMigration when the cluster is migrating to KRaft;
-    Forbidden, QuotaExceeded or PolicyViolation when the KafkaCluster's grant to the namespace refuses it;
+    Forbidden, QuotaExceeded or PolicyViolation when the KafkaCluster's grant to the namespace refuses it
+    (PolicyViolation too when the brokers' own create-topic or alter-config policy does);
     Invalid for everything else Kafka or the CRD refuses."""
     if any(isinstance(e, ClusterMigratingToKraftError) for e in errors):
         return Reason.KRAFT_MIGRATION
@@ -128,7 +130,7 @@ def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
         return Reason.FORBIDDEN
     if any(isinstance(e, QuotaExceededError) for e in errors):
         return Reason.QUOTA_EXCEEDED
-    if any(isinstance(e, TenantPolicyViolationError) for e in errors):
+    if any(isinstance(e, PolicyViolationError) for e in errors):  # a namespace's grant, or the brokers' policy
         return Reason.POLICY_VIOLATION
     if exists and any(isinstance(e, ReassignmentInProgressError) for e in errors):
         return Reason.REASSIGNING  # waits for a running reassignment: retried by the timer, never final
