@@ -130,7 +130,8 @@ def rejection_reason(errors: Collection[Exception], *, exists: bool) -> Reason:
         return Reason.FORBIDDEN
     if any(isinstance(e, QuotaExceededError) for e in errors):
         return Reason.QUOTA_EXCEEDED
-    if any(isinstance(e, PolicyViolationError) for e in errors):  # a namespace's grant, or the brokers' policy
+    # a namespace's grant, or the brokers' own policy
+    if any(isinstance(e, PolicyViolationError) for e in errors):
         return Reason.POLICY_VIOLATION
     if exists and any(isinstance(e, ReassignmentInProgressError) for e in errors):
         return Reason.REASSIGNING  # waits for a running reassignment: retried by the timer, never final
