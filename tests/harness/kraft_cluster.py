@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import os
+import re
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,9 +39,29 @@ def kraft_distribution(line: str = "3.9") -> tuple[KafkaDistribution | None, str
     reason there is none."""
     found, missing = kafka_distributions()
     lines = [d for d in found if d.line == line]
-    if lines:
-        return lines[-1], ""
-    return None, missing or f"no Kafka {line} distribution among {', '.join(d.version for d in found)}"
+    if not lines:
+        return None, missing or f"no Kafka {line} distribution among {', '.join(d.version for d in found)}"
+    if int(line.split(".")[0]) >= 4 and (java := java_release()) < 17:
+        return (
+            None,
+            f"Kafka {line} needs Java 17; the java on PATH is {java or 'missing'} (set JAVA_HOME to a JDK 17)",
+        )
+    return lines[-1], ""
+
+
+def java_release() -> int:
+    """The feature release of the ``java`` Kafka's scripts run (``$JAVA_HOME/bin/java``, else the one on PATH);
+    0 when there is none."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if java is None:
+        return 0
+    try:
+        answer = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
+    except OSError:
+        return 0
+    found = re.search(r'version "(1\.)?(\d+)', answer.stderr + answer.stdout)
+    return int(found.group(2)) if found else 0
 
 
 def new_cluster_id() -> str:
