@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from kafka.protocol.metadata import MetadataRequest
 
@@ -69,6 +69,10 @@ def metadata_request(topics: Sequence[str] | None) -> Any:
     )
 
 
+_INT32_ARRAYS: Final = tuple(struct.Struct(f">{n}i") for n in range(17))
+"""Replica lists of up to 16 brokers, their layouts built once rather than at every partition."""
+
+
 def _int32_array(data: bytes, position: int) -> tuple[tuple[int, ...], int]:
     count, position = uvarint(data, position)
     if count <= 1:
@@ -76,7 +80,8 @@ def _int32_array(data: bytes, position: int) -> tuple[tuple[int, ...], int]:
     end = position + 4 * (count - 1)
     if end > len(data):
         raise UndecodableAnswerError("an array runs past the end of the answer")
-    return struct.unpack_from(f">{count - 1}i", data, position), end
+    layout = _INT32_ARRAYS[count - 1] if count <= len(_INT32_ARRAYS) else struct.Struct(f">{count - 1}i")
+    return layout.unpack_from(data, position), end
 
 
 def topics_in(payload: bytes, version: int) -> Iterator[MetadataTopic]:
