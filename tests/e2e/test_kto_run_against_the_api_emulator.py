@@ -8,6 +8,7 @@ a real API server shows (admission with CEL, RBAC, its own timing) is checked ou
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,3 +195,24 @@ def test_no_credentials_anywhere_is_one_line(tmp_path: Path) -> None:
     output = operator.output()
     assert "Traceback" not in output, output[-3000:]
     assert output.strip().splitlines()[-1].startswith("kto run: cannot log in to the Kubernetes API"), output
+
+
+@pytest.mark.parametrize("endpoint", ["KTO_HEALTH_PORT", "KTO_METRICS_PORT"])
+def test_a_port_already_taken_ends_the_process_with_one_line(
+    tmp_path: Path, served: Served, endpoint: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", served.url, TOKEN)
+        operator = _start(tmp_path, kubeconfig, KTO_LISTEN_HOST="127.0.0.1", **{endpoint: str(port)})
+        try:
+            assert operator.process.wait(60) == 1, operator.output()[-3000:]
+        finally:
+            operator.stop()
+    output = operator.output()
+    assert "Traceback" not in output, output[-3000:]
+    last = output.strip().splitlines()[-1]
+    assert last.startswith(f"kto run: cannot listen on 127.0.0.1:{port} for "), output[-3000:]
+    assert "Address already in use" in last

@@ -19,7 +19,7 @@ import re
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,11 +185,16 @@ def _pem_keystore(directory: Path, listener: ClientListener) -> Path:
 
 
 @contextlib.contextmanager
-def kraft_cluster_or_skip(directory: Path, line: str = "3.9") -> Iterator[KRaftCluster]:
+def kraft_cluster_or_skip(
+    directory: Path, line: str = "3.9", prepare: Callable[[KRaftCluster], object] | None = None
+) -> Iterator[KRaftCluster]:
     """A started ``KRaftCluster`` of ``kraft_distribution(line)`` in ``directory``, stopped at the end; the test
-    is skipped, with what is missing, when ``../shared/servers`` has none."""
+    is skipped, with what is missing, when ``../shared/servers`` has none. ``prepare`` sees it before it starts."""
     distribution, missing = kraft_distribution(line)
     if distribution is None:
         pytest.skip(f"a real KRaft cluster: {missing}")
-    with KRaftCluster(distribution, directory) as cluster:
+    cluster = KRaftCluster(distribution, directory)
+    if prepare is not None:
+        prepare(cluster)
+    with cluster:
         yield cluster

@@ -154,12 +154,27 @@ def running_operator(
 def ready_operator(directory: Path, kubeconfig: Path, **settings: str) -> Iterator[Operator]:
     """``kto run`` with ``TEST_SETTINGS`` and ``settings`` on top, as a module's operator: ready before the block,
     stopped with SIGTERM after it, and then it must have exited cleanly (0) with no traceback in its output."""
-    started = start_operator(directory, kubeconfig, settings={**TEST_SETTINGS, **settings})
+    started = _ready_on_free_ports(directory, kubeconfig, {**TEST_SETTINGS, **settings})
     try:
-        started.wait_ready()
         yield started
     finally:
         code = started.stop()
         output = started.output()
     assert code == 0, output[-3000:]
     assert "Traceback" not in output, output[-5000:]
+
+
+def _ready_on_free_ports(directory: Path, kubeconfig: Path, settings: Mapping[str, str]) -> Operator:
+    """``start_operator`` until ready, started again on other ports when another process took a port
+    ``free_port`` chose before ``kto run`` bound it (it then ends at once, saying so in one line); three tries."""
+    for attempt in range(3):
+        started = start_operator(directory, kubeconfig, settings=settings)
+        try:
+            started.wait_ready()
+        except AssertionError:
+            if attempt < 2 and started.process.poll() == 1 and "cannot listen on" in started.output():
+                continue
+            started.kill()
+            raise
+        return started
+    raise AssertionError("unreachable")  # pragma: no cover

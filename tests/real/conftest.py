@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.broker_policies import with_policies
 from harness.kraft_cluster import KRaftCluster, kraft_cluster_or_skip
 from harness.kto_objects import remove_kto_objects
 from harness.kube_client import KubeClient
@@ -124,8 +125,14 @@ def kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
 @pytest.fixture(scope="session")
 def kraft_41(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
     """A cluster of Kafka 4.1, the first line with no ZooKeeper at all: one controller and three brokers in racks
-    a/b/c."""
-    with kraft_cluster_or_skip(tmp_path_factory.mktemp("kraft-4.1"), line="4.1") as cluster:
+    a/b/c, running the test policies of ``harness.broker_policies`` where a JDK can compile them
+    (``runs_policies`` says whether it does)."""
+    directory = tmp_path_factory.mktemp("kraft-4.1")
+    with kraft_cluster_or_skip(
+        directory / "cluster",
+        line="4.1",
+        prepare=lambda cluster: with_policies(cluster, directory / "policies"),
+    ) as cluster:
         yield cluster
 
 

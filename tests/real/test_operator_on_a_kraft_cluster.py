@@ -11,7 +11,6 @@ deleted; and a KafkaCluster whose brokers cannot be reached is Ready=False with 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import uuid
@@ -23,8 +22,9 @@ import pytest
 import yaml
 from kazoo.client import KazooClient
 
+from harness.broker_policies import ALTER_REFUSAL, CREATE_REFUSAL, runs_policies
 from harness.kafka_clients import replica_lists, settled, topic_config
-from harness.kraft_cluster import KRaftCluster, kraft_distribution
+from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import KTO_API, events_of, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeApiError, KubeClient
 from harness.operator_process import Operator, ready_operator
@@ -336,71 +336,14 @@ def test_on_kafka_4_1_the_release_is_the_brokers_own(
         assert removed not in admin.list_topics()
 
 
-POLICIES = {
-    "NoDebugTopics": """
-import java.util.Map;
-import org.apache.kafka.common.errors.PolicyViolationException;
-import org.apache.kafka.server.policy.CreateTopicPolicy;
-
-public class NoDebugTopics implements CreateTopicPolicy {
-    public void configure(Map<String, ?> configs) {}
-    public void close() {}
-    public void validate(RequestMetadata request) throws PolicyViolationException {
-        if (request.topic().startsWith("debug-"))
-            throw new PolicyViolationException("The platform keeps no debug- topics: " + request.topic());
-    }
-}
-""",
-    "NoEndlessRetention": """
-import java.util.Map;
-import org.apache.kafka.common.errors.PolicyViolationException;
-import org.apache.kafka.server.policy.AlterConfigPolicy;
-
-public class NoEndlessRetention implements AlterConfigPolicy {
-    public void configure(Map<String, ?> configs) {}
-    public void close() {}
-    public void validate(RequestMetadata request) throws PolicyViolationException {
-        if ("-1".equals(request.configs().get("retention.ms")))
-            throw new PolicyViolationException("The platform keeps nothing forever: retention.ms -1 on " + request.resource().name());
-    }
-}
-""",
-}
-
-
-@pytest.fixture(scope="module")
-def policed_41(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]:
-    """Kafka 4.1 whose controller and brokers run a create-topic and an alter-config policy this module compiles
-    (javac of Java 17, against the distribution's kafka-clients)."""
-    distribution, missing = kraft_distribution("4.1")
-    if distribution is None:
-        pytest.skip(f"a real Kafka 4.1 cluster: {missing}")
-    javac = shutil.which("javac")
-    if javac is None:
-        pytest.skip("a broker-side policy: javac (a JDK) is not installed")
-    directory = tmp_path_factory.mktemp("policed-4.1")
-    classes = directory / "classes"
-    classes.mkdir()
-    for name, source in POLICIES.items():
-        (directory / f"{name}.java").write_text(source)
-    clients = next(distribution.home.glob("libs/kafka-clients-*.jar"))
-    subprocess.run([javac, "-cp", str(clients), "-d", str(classes), *map(str, directory.glob("*.java"))],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
-    cluster = KRaftCluster(distribution, directory / "cluster")
-    for nodes in (cluster, cluster.controller):
-        nodes.classpath = str(classes)
-        nodes.extra_settings = {
-            "create.topic.policy.class.name": "NoDebugTopics",
-            "alter.config.policy.class.name": "NoEndlessRetention",
-        }
-    with cluster:
-        yield cluster
-
-
 def test_the_brokers_own_policy_refusal_reaches_the_kafkatopic_in_their_words(
-    kube: KubeClient, namespace: str, policed_41: KRaftCluster, operator: Operator
+    kube: KubeClient, namespace: str, kraft_41: KRaftCluster, operator: Operator
 ) -> None:
-    servers = policed_41.bootstrap_servers
+    """The 4.1 cluster runs a create-topic and an alter-config policy the session compiled
+    (``harness.broker_policies``): each refusal reaches the KafkaTopic's status, in the policy's words."""
+    if not runs_policies(kraft_41):
+        pytest.skip("broker-side policies: javac (a JDK) is not installed to compile them")
+    servers = kraft_41.bootstrap_servers
     kube.create("kafkaclusters", {"apiVersion": KTO_API, "kind": "KafkaCluster",
                                   "metadata": {"namespace": namespace, "name": "main"},
                                   "spec": {"bootstrapServers": servers}})  # fmt: skip
@@ -409,14 +352,14 @@ def test_the_brokers_own_policy_refusal_reaches_the_kafkatopic_in_their_words(
     debug = f"debug-{uuid.uuid4().hex[:6]}"
     kube.create("kafkatopics", kafka_topic(namespace, debug))
     refused = wait_topic(kube, namespace, debug, 1, "PolicyViolation")
-    assert f"The platform keeps no debug- topics: {debug}" in ready(refused)["message"]
+    assert f"{CREATE_REFUSAL}{debug}" in ready(refused)["message"]
 
     kept = f"kept-{uuid.uuid4().hex[:6]}"
     kube.create("kafkatopics", kafka_topic(namespace, kept, config={"retention.ms": 3600000}))
     wait_topic(kube, namespace, kept, 1, "Created")
     kube.patch(KTO_API, "kafkatopics", namespace, kept, {"spec": {"config": {"retention.ms": -1}}})
     refused = wait_topic(kube, namespace, kept, 2, "PolicyViolation")
-    assert f"The platform keeps nothing forever: retention.ms -1 on {kept}" in ready(refused)["message"]
+    assert f"{ALTER_REFUSAL}{kept}" in ready(refused)["message"]
 
     settings = AdminSettings(bootstrap_servers=tuple(servers.split(",")))
     with connected(settings, deadline=30) as admin:

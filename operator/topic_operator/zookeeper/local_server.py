@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import shutil
 import signal
 import socket
@@ -148,12 +149,46 @@ def zookeeper_classpath(java_dir: Path = DEBIAN_JAVA_DIR, logging: LogBinding = 
     return os.pathsep.join(str(jar) for jar in jars)
 
 
+_HANDED_OUT: set[int] = set()
+_LOWEST_PORT = 10_000
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """Return a TCP port free on ``host`` right now (another process may still take it before we do)."""
+    """Return a TCP port free on ``host`` right now, below the system's ephemeral range where one can be found.
+
+    A port the kernel gives for ``bind(0)`` comes from the ephemeral range, the same range it gives every outgoing
+    connection its local port from: with servers and clients busy on the machine, such a port was taken by a
+    connection between being chosen here and being bound by the server it was chosen for. Below that range only
+    a listener can take it. Each port is handed out once per process."""
+    low, _ = _ephemeral_range()
+    randomly = random.Random()
+    for _ in range(200):
+        port = randomly.randrange(_LOWEST_PORT, max(low, _LOWEST_PORT + 1))
+        if port not in _HANDED_OUT and _bindable(host, port):
+            _HANDED_OUT.add(port)
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        found: int = sock.getsockname()[1]
+        return found
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """Linux's ``ip_local_port_range``; IANA's 49152-65535 elsewhere."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49_152, 65_535
+
+
+def _bindable(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+        return True
 
 
 def four_letter_word(host: str, port: int, command: str, timeout: float = 1.0) -> str:

@@ -224,7 +224,7 @@ async def operate(
     from topic_operator.k8s.process.lock_handoff import hand_the_lock_back_sooner
     from topic_operator.k8s.process.loop_lag import watch_loop_lag
     from topic_operator.k8s.process.malloc_arenas import limit_malloc_arenas
-    from topic_operator.k8s.process.serving import serve, serve_health
+    from topic_operator.k8s.process.serving import ListenError, serve, serve_health
     from topic_operator.manifests.limits import LimitSettingError, limits_from_environment
 
     limit_malloc_arenas()  # before the operator's threads start (see the module)
@@ -276,12 +276,18 @@ async def operate(
         return readiness.ready, readiness.waiting_for
 
     liveness = Liveness(settings.stuck_after)
-    runners = [await serve_health(lambda: liveness.check(context.clusters.handles(), context.session_heartbeats),
-                                  host=settings.listen_host, port=settings.health_port)]  # fmt: skip
-    if settings.metrics_port:
-        runners.append(
-            await serve(context.metrics, ready, host=settings.listen_host, port=settings.metrics_port)
-        )
+    runners = []
+    try:
+        runners.append(await serve_health(lambda: liveness.check(context.clusters.handles(), context.session_heartbeats),
+                                          host=settings.listen_host, port=settings.health_port))  # fmt: skip
+        if settings.metrics_port:
+            runners.append(
+                await serve(context.metrics, ready, host=settings.listen_host, port=settings.metrics_port)
+            )
+    except ListenError as error:
+        for runner in runners:
+            await runner.cleanup()
+        raise StartupError(f"{error} (--health-port, --metrics-port and --listen-host choose it)") from None
     logger.info(
         "starting kafka-topic-operator: %s, %s",
         "all namespaces" if settings.clusterwide else "namespaces " + ", ".join(settings.namespaces),

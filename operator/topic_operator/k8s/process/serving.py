@@ -8,6 +8,7 @@ stops answering when the loop is stuck.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -53,17 +54,30 @@ def build_health_app(alive: Alive) -> web.Application:
     return app
 
 
+class ListenError(Exception):
+    """An endpoint cannot listen on its address (the port is taken, the address is not this host's): the
+    message names the endpoint, the address and the system's reason, in one line."""
+
+
 async def serve_health(alive: Alive, *, host: str, port: int) -> web.AppRunner:
     """Start serving ``/healthz``; the caller calls ``runner.cleanup()`` at shutdown."""
-    runner = web.AppRunner(build_health_app(alive), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    return runner
+    return await _listening(web.AppRunner(build_health_app(alive), access_log=None), host, port, "/healthz")
 
 
 async def serve(metrics: Metrics, ready: Ready, *, host: str, port: int) -> web.AppRunner:
     """Start serving; the caller calls ``runner.cleanup()`` at shutdown."""
     runner = web.AppRunner(build_app(metrics, ready), access_log=None)
+    return await _listening(runner, host, port, "/metrics and /readyz")
+
+
+async def _listening(runner: web.AppRunner, host: str, port: int, what: str) -> web.AppRunner:
     await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as error:
+        await runner.cleanup()
+        reason = (
+            os.strerror(error.errno) if error.errno else str(error)
+        )  # asyncio's own text repeats the address
+        raise ListenError(f"cannot listen on {host}:{port} for {what}: {reason}") from None
     return runner
