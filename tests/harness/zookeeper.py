@@ -10,7 +10,6 @@ import contextlib
 import ipaddress
 import random
 import re
-import socket
 import threading
 import time
 import uuid
@@ -26,6 +25,7 @@ from kazoo.protocol.states import KazooState
 from topic_operator.zookeeper.local_server import (
     LocalZooKeeper,
     four_letter_word,
+    port_is_free,
     zookeeper_classpath,
 )
 
@@ -201,18 +201,9 @@ def _free_port_block(host: str, size: int, span: int = 10, width: int = 5) -> in
     for _ in range(100):
         base = random.randrange(20_000, 32_000, span)
         ports = [base + i * span + j for i in range(size) for j in range(width)]
-        if all(_port_free(host, port) for port in ports):
+        if all(port_is_free(host, port) for port in ports):
             return base
     raise RuntimeError("no free block of ports for a ZooKeeper ensemble")
-
-
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-        return True
 
 
 def _mode(host: str, port: int) -> str | None:

@@ -164,7 +164,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     randomly = random.Random()
     for _ in range(200):
         port = randomly.randrange(_LOWEST_PORT, max(low, _LOWEST_PORT + 1))
-        if port not in _HANDED_OUT and _bindable(host, port):
+        if port not in _HANDED_OUT and port_is_free(host, port):
             _HANDED_OUT.add(port)
             return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -182,7 +182,8 @@ def _ephemeral_range() -> tuple[int, int]:
         return 49_152, 65_535
 
 
-def _bindable(host: str, port: int) -> bool:
+def port_is_free(host: str, port: int) -> bool:
+    """Whether ``port`` can be bound on ``host`` right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:
             sock.bind((host, port))
