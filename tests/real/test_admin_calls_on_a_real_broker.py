@@ -15,6 +15,8 @@ from harness.kraft_cluster import KRaftCluster
 from harness.waiting import eventually
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import connected
+from topic_operator.admin.metadata_answers import metadata_request
+from topic_operator.admin.raw_answers import answers_as_bytes
 from topic_operator.admin.reader import TOPIC_OVERRIDE_SOURCE
 from topic_operator.admin.release import broker_release, metadata_version
 from topic_operator.admin.store import AdminStore
@@ -140,3 +142,30 @@ def test_each_admin_call_the_store_needs(kraft: KRaftCluster) -> None:
         deleted = admin.delete_topics([one, two], raise_errors=False)
         assert sorted((t["name"], t["error_code"]) for t in deleted["topics"]) == sorted([(one, 0), (two, 0)])
         eventually(lambda: not {one, two} & set(admin.list_topics()), timeout=30, what="the topics gone")
+
+
+def test_more_requests_than_a_connection_carries_are_each_sent_once(kraft: KRaftCluster) -> None:
+    """A read sends each broker more requests than kafka-python lets one connection carry at a time (it refuses
+    the surplus as a paused node rather than queueing it): each is still sent exactly once, none is refused
+    and sent again after a back-off, and every answer comes back."""
+    settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
+    with connected(settings, deadline=30) as admin:
+        brokers = sorted(int(b["broker_id"]) for b in admin.describe_cluster()["brokers"])
+        per_connection = int(admin.config["max_in_flight_requests_per_connection"])
+        requests = [metadata_request(None) for _ in range(3 * per_connection * len(brokers))]
+        manager = admin._manager
+        sent: list[int] = []
+        send = manager.send
+
+        def counted(request: object, node_id: int | None = None, **rest: object) -> object:
+            sent.append(node_id if node_id is not None else -1)
+            return send(request, node_id=node_id, **rest)
+
+        manager.send = counted
+        try:
+            answered = [a.index for a in answers_as_bytes(admin, requests, brokers, deadline=30)]
+        finally:
+            manager.send = send
+    assert sorted(answered) == list(range(len(requests)))
+    assert len(sent) == len(requests), f"{len(sent) - len(requests)} requests were sent again"
+    assert sorted(set(sent)) == brokers

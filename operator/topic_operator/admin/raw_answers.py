@@ -19,6 +19,7 @@ its answer is decoded. The version is pinned below 3.1, and the real-broker test
 
 from __future__ import annotations
 
+import collections
 import queue
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +31,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.protocol.api_header import RequestHeader
 from kafka.util import classproperty
 
-__all__ = ["Answer", "RawAnswerRequest", "answers_as_bytes", "live_broker_ids"]
+__all__ = ["Answer", "RawAnswerRequest", "answers_as_bytes", "in_flight_per_broker", "live_broker_ids"]
 
 
 class _Answer:
@@ -101,49 +102,77 @@ def answers_as_bytes(
     *,
     deadline: float,
 ) -> Iterator[Answer]:
-    """Send every request of ``requests`` (``RawAnswerRequest`` instances) at once, the i-th to broker
+    """Send every request of ``requests`` (``RawAnswerRequest`` instances), the i-th to broker
     ``brokers[i % len(brokers)]``, and yield each answer as it arrives. A request that fails is sent again, to
     the next broker, until ``deadline`` seconds have passed without an answer; then the last failure is raised
-    (kafka-python's own errors: ``connection.reaching`` turns them into the product's)."""
+    (kafka-python's own errors: ``connection.reaching`` turns them into the product's).
+
+    Each broker has at most ``in_flight_per_broker(admin)`` of these requests outstanding at a time; the rest
+    wait here and go out as its answers come back. kafka-python refuses a request on a connection that has its
+    ``max_in_flight_requests_per_connection`` outstanding (the connection is paused, ``NodeNotReadyError``) rather
+    than queueing it, so sending them all at once would turn the surplus into failures, retries and back-off."""
     if not requests:
         return
     if not brokers:
         raise kafka_errors.NoBrokersAvailable("no broker is known to send the requests to")
     manager = admin._manager
-    arrived: queue.Queue[tuple[int, object, BaseException | None]] = queue.Queue()
+    arrived: queue.Queue[tuple[int, int, object, BaseException | None]] = queue.Queue()
+    limit = in_flight_per_broker(admin)
+    waiting_for: list[collections.deque[int]] = [collections.deque() for _ in brokers]
+    outstanding = [0] * len(brokers)
 
-    def send(index: int, attempt: int) -> Callable[[], None]:
+    def send(index: int, broker: int) -> Callable[[], None]:
         def on_io_thread() -> None:
             try:
-                future = manager.send(requests[index], node_id=brokers[(index + attempt) % len(brokers)])
+                future = manager.send(requests[index], node_id=brokers[broker])
             except kafka_errors.KafkaError as error:  # a broker no longer in the metadata: raised, not failed
-                arrived.put((index, None, error))
+                arrived.put((index, broker, None, error))
                 return
-            future.add_callback(lambda answer: arrived.put((index, answer, None)))
-            future.add_errback(lambda error: arrived.put((index, None, error)))
+            future.add_callback(lambda answer: arrived.put((index, broker, answer, None)))
+            future.add_errback(lambda error: arrived.put((index, broker, None, error)))
 
         return on_io_thread
 
+    def pump(broker: int) -> None:
+        while waiting_for[broker] and outstanding[broker] < limit:
+            outstanding[broker] += 1
+            manager.call_soon(send(waiting_for[broker].popleft(), broker))
+
     for index in range(len(requests)):
-        manager.call_soon(send(index, 0))
+        waiting_for[index % len(brokers)].append(index)
+    for broker in range(len(brokers)):
+        pump(broker)
     attempts = [0] * len(requests)
     waiting = len(requests)
     give_up = time.monotonic() + deadline
     while waiting:
         try:
-            index, answer, error = arrived.get(timeout=max(give_up - time.monotonic(), 0.0))
+            index, broker, answer, error = arrived.get(timeout=max(give_up - time.monotonic(), 0.0))
         except queue.Empty:
             raise kafka_errors.KafkaTimeoutError(
                 f"{waiting} of {len(requests)} requests got no answer within {deadline:g} s"
             ) from None
+        outstanding[broker] -= 1
         if error is not None:
             attempts[index] += 1
             if time.monotonic() >= give_up:
                 raise error
             time.sleep(min(0.05 * attempts[index], 0.5))  # a broker going away: give the others a moment
-            manager.call_soon(send(index, attempts[index]))
+            again = (index + attempts[index]) % len(brokers)
+            waiting_for[again].appendleft(index)
+            pump(again)
+            pump(broker)
             continue
+        pump(broker)
         waiting -= 1
         give_up = time.monotonic() + deadline  # an answer is a sign of life
         assert isinstance(answer, _Answer)
         yield Answer(index, answer.payload, int(requests[index].API_VERSION))
+
+
+def in_flight_per_broker(admin: KafkaAdminClient) -> int:
+    """How many of one read's requests a broker's connection may carry at once: kafka-python's
+    ``max_in_flight_requests_per_connection`` less one, so that the Admin calls sent beside the read (the
+    reassignments, the finalized features) find room on the same connection."""
+    allowed = int(admin.config.get("max_in_flight_requests_per_connection", 5))
+    return max(allowed - 1, 1)
