@@ -51,14 +51,29 @@ def entries(draw: st.DrawFn) -> Entry:
 
 @st.composite
 def config_answers(draw: st.DrawFn) -> DescribeConfigsResponse:
-    names = draw(st.lists(texts, max_size=6, unique=True))
+    """Topics whose entries are often the same as another's, or the same with one more entry, as a broker's
+    answer holds them (every topic without overrides has the same entries), and sometimes their own."""
+    names = draw(st.lists(texts, max_size=8, unique=True))
+    pool = draw(st.lists(st.lists(entries(), max_size=8), min_size=1, max_size=3))
+
+    def configs() -> list[Entry]:
+        shared: list[Entry] = draw(st.sampled_from(pool))
+        kind = draw(st.sampled_from(["shared", "shared", "one more", "one fewer", "own"]))
+        if kind == "shared":
+            return shared
+        if kind == "one more":
+            return [*shared, draw(entries())]
+        if kind == "one fewer":
+            return shared[:-1]
+        return draw(st.lists(entries(), max_size=8))
+
     results = [
         Result(
             error_code=draw(st.sampled_from([0, 0, 0, 3, 29])),
             error_message=draw(st.none() | st.text(max_size=40)),
             resource_type=2,
             resource_name=name,
-            configs=draw(st.lists(entries(), max_size=8)),
+            configs=configs(),
         )
         for name in names
     ]
