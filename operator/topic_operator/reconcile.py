@@ -133,7 +133,11 @@ class Reconciler:
         ``judge`` refuses topics the planner would write (a KafkaCluster's grants to the namespaces that declared
         them: ``tenancy``); it sees the plan and the state it was made against."""
         if state is None:
-            state = self.store.read_cluster(deadline=self._patience(deadline))
+            desired, deleting = list(desired), list(deleting)
+            # A plan compares only the declared topics' overrides (the others are listed, never diffed), so only
+            # theirs are asked for: through the Admin protocol, in the same round as the Metadata.
+            concerned = [spec.name for spec in (*desired, *deleting)]
+            state = self.store.read_cluster(deadline=self._patience(deadline), configs_of=concerned)
         made = plan(desired, state, self._cluster, deleting=deleting, seed=self._seed)
         return refused(made, judge(made, state)) if judge is not None else made
 
@@ -251,7 +255,7 @@ class Reconciler:
 
         Not judged again (``apply``'s ``judge``): the first plan judged these topics and counted them against
         their quotas, and another writer's change can only leave less for them to write."""
-        fresh = self.store.read_cluster(topics=topics, deadline=patience)
+        fresh = self.store.read_cluster(topics=topics, deadline=patience, configs_of=topics)
         wanted = set(topics)
         again = plan(
             [s for s in desired if s.name in wanted],

@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import kafka.errors as kafka_errors
 from kafka import TopicPartition
@@ -30,7 +30,12 @@ from kafka.admin import KafkaAdminClient
 from topic_operator.admin.answer_bytes import UndecodableAnswerError
 from topic_operator.admin.any_broker import through_any_broker
 from topic_operator.admin.config_answers import describe_configs_request, topic_configs_in
-from topic_operator.admin.metadata_answers import MetadataTopic, metadata_request, topics_in
+from topic_operator.admin.metadata_answers import (
+    MetadataPartition,
+    MetadataTopic,
+    metadata_request,
+    topics_in,
+)
 from topic_operator.admin.raw_answers import answers_as_bytes
 from topic_operator.admin.release import broker_release, metadata_version
 from topic_operator.cluster_store import DEFAULT_DEADLINE
@@ -84,7 +89,7 @@ def read_cluster(
         if not b.get("is_fenced", False)
     }
     names = None if topics is None else sorted(set(topics))
-    read = _Read(admin, sorted(brokers), deadline)
+    read = _Read(admin, sorted(brokers), deadline, partition_states)
     # The two small requests whose answers the main rounds do not need go out beside them, not after them: the
     # read then takes as long as its slowest round, not the sum of every request's round trip.
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kto-read") as beside:
@@ -99,10 +104,7 @@ def read_cluster(
         read.settle()
         moving = reassigning.result()
         version = finalized.result()
-    states = {
-        name: _topic_state(topic, read.overrides.get(name, {}), moving.get(name, {}), partition_states)
-        for name, topic in read.found.items()
-    }
+    states = {name: read.topic_state(name, moving.get(name)) for name in read.found}
     return ClusterState(
         cluster_id=cluster.get("cluster_id"),
         brokers=brokers,
@@ -121,11 +123,14 @@ def read_cluster(
 class _Read:
     """The Metadata and DescribeConfigs answers of one read, gathered as they arrive."""
 
-    def __init__(self, admin: KafkaAdminClient, brokers: list[int], deadline: float) -> None:
+    def __init__(
+        self, admin: KafkaAdminClient, brokers: list[int], deadline: float, partition_states: bool
+    ) -> None:
         self._admin = admin
         self._brokers = brokers
         self._deadline = deadline
-        self.found: dict[str, MetadataTopic] = {}
+        self._partition_states = partition_states
+        self.found: dict[str, _FoundTopic] = {}
         self.overrides: dict[str, dict[str, str]] = {}
         self.unreadable: dict[str, str] = {}
         self._unknown_configs: set[str] = set()
@@ -147,6 +152,28 @@ class _Read:
             else:
                 self._metadata(answer.payload, answer.version)
 
+    def topic_state(self, name: str, moving: Mapping[int, Mapping[str, Any]] | None) -> TopicState:
+        """The state of ``name``, a topic the Metadata found, with its overrides and ``moving``, its
+        reassignment (partition -> replicas adding and removing) if one is in flight."""
+        found = self.found[name]
+        config = self.overrides.get(name)
+        adding: dict[int, tuple[int, ...]] = {}
+        removing: dict[int, tuple[int, ...]] = {}
+        for partition, move in (moving or {}).items():
+            if move["adding_replicas"]:
+                adding[partition] = tuple(int(b) for b in move["adding_replicas"])
+            if move["removing_replicas"]:
+                removing[partition] = tuple(int(b) for b in move["removing_replicas"])
+        return TopicState(
+            name=name,
+            partitions=found.partitions,
+            topic_id=found.topic_id,
+            adding_replicas=adding,
+            removing_replicas=removing,
+            config=dict(sorted(config.items())) if config else {},
+            partition_states=found.states,
+        )
+
     def settle(self) -> None:
         """Keep the configs of topics the Metadata found, and drop topics whose configs no broker knew
         (deleted between the two answers) or could not be read."""
@@ -159,7 +186,9 @@ class _Read:
             for topic in topics_in(payload, version):
                 code = topic.error_code
                 if code in (_NO_ERROR, _LEADER_NOT_AVAILABLE) and topic.partitions:
-                    self.found[topic.name] = topic
+                    # Turned into the state's parts now, while the other answers are on their way, rather than
+                    # after the last of them.
+                    self.found[topic.name] = _found(topic, self._partition_states)
                 elif code not in (_NO_ERROR, _UNKNOWN_TOPIC, _LEADER_NOT_AVAILABLE):
                     self.unreadable[topic.name] = _error_text(code, None, "describing it")
         except UndecodableAnswerError as error:
@@ -203,13 +232,16 @@ def _reassignments(admin: KafkaAdminClient, deadline: float) -> dict[str, dict[i
     return found
 
 
-def _topic_state(
-    topic: MetadataTopic,
-    config: dict[str, str],
-    moving: Mapping[int, Mapping[str, Any]],
-    partition_states: bool,
-) -> TopicState:
-    partitions = {p.index: p.replicas for p in topic.partitions}
+class _FoundTopic(NamedTuple):
+    """A topic as the Metadata answer gave it, in the shapes ``TopicState`` holds."""
+
+    partitions: dict[int, tuple[int, ...]]
+    topic_id: str | None
+    states: dict[int, PartitionState] | None
+
+
+def _found(topic: MetadataTopic, partition_states: bool) -> _FoundTopic:
+    partitions = {p.index: p.replicas for p in sorted(topic.partitions, key=_index)}
     states = None
     if partition_states:
         states = {
@@ -218,21 +250,11 @@ def _topic_state(
             )
             for p in topic.partitions
         }
-    adding = {
-        p: tuple(int(b) for b in m["adding_replicas"]) for p, m in moving.items() if m["adding_replicas"]
-    }
-    removing = {
-        p: tuple(int(b) for b in m["removing_replicas"]) for p, m in moving.items() if m["removing_replicas"]
-    }
-    return TopicState(
-        name=topic.name,
-        partitions=dict(sorted(partitions.items())),
-        topic_id=_topic_id(topic.topic_id),
-        adding_replicas=adding,
-        removing_replicas=removing,
-        config=dict(sorted(config.items())),
-        partition_states=states,
-    )
+    return _FoundTopic(partitions, _topic_id(topic.topic_id), states)
+
+
+def _index(partition: MetadataPartition) -> int:
+    return partition.index
 
 
 def _topic_id(raw: bytes) -> str | None:
