@@ -76,7 +76,7 @@ from topic_operator.kafka.topic_names import (
     validate_topic_name,
 )
 from topic_operator.kafka.znode_payloads import (
-    config_change_payload,
+    config_change_payload_size,
     config_payload,
     too_large,
     topic_payload,
@@ -820,7 +820,7 @@ def _plan_existing(
     if config_change is not None:
         action, config_changes = config_change
         changes.extend(config_changes)
-        size = configs.size(action.config) + len(config_change_payload(spec.name))
+        size = configs.size(action.config) + config_change_payload_size(spec.name)
         oversized = too_large(
             spec.name, f"its config znode /config/topics/{spec.name}", size, exact=True, field="config"
         )

@@ -7,10 +7,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from topic_operator.kafka.errors import ReassignmentInProgressError
 from topic_operator.kafka.releases import KAFKA_VERSIONS, format_version
-from topic_operator.kafka.znode_payloads import topic_payload, topic_znode_version_of
+from topic_operator.kafka.znode_payloads import (
+    config_change_payload,
+    config_change_payload_size,
+    topic_payload,
+    topic_znode_version_of,
+)
 from topic_operator.model import Broker, ClusterSpec, ClusterState, ReassignmentPolicy, TopicSpec, TopicState
 from topic_operator.plan import AddPartitions, CreateTopic, TopicStatus, plan_topic
 from topic_operator.plan_output import action_to_dict
@@ -186,3 +193,10 @@ def test_from_2_4_a_changed_declaration_waits_for_the_running_reassignment() -> 
     )
     assert result.rejections == ()
     assert result.actions == ()
+
+
+@given(topic=st.from_regex(r"[a-zA-Z0-9._-]{1,249}", fullmatch=True) | st.text(max_size=60))
+def test_a_config_change_is_sized_as_it_is_written(topic: str) -> None:
+    """The plan sizes each change without writing its notification: the size is the written payload's, for a
+    legal name and for any other text (quotes, backslashes, control characters, non-ASCII)."""
+    assert config_change_payload_size(topic) == len(config_change_payload(topic))
