@@ -86,10 +86,12 @@ SIMPLE = [
     "a: null\nb: Null\nc: ~\nd: ''\ne: \"\"\nf: true\n1: one\n",
     "a: http://x:9092/y\nb: x=y\nc: (a)\nd: $HOME\ne: a b  c\n",
     "a: b # c\nd: 'e' # f\ng: \"h\"   # i\n",
+    "metadata: {name: a, namespace: 'team-a'}\nspec: {cluster: main, partitions: 3}\nstatus: {}\n",
 ]
 
 NOT_SIMPLE = [
-    "metadata: {name: a}\n",
+    "metadata: {name: a, labels: {app: b}}\n",
+    "metadata: {name: a,}\n",
     "a:\n- 1\n- 2\n",
     "a: &x 1\nb: *x\n",
     "a: !!str 1\n",
@@ -215,6 +217,30 @@ VALUES = st.sampled_from(
         "a,b",
         "[1]",
         "{a: 1}",
+        "{}",
+        "{ }",
+        "{a: 1, b: x}",
+        "{a: 'x,y', b: '3.9'}",
+        "{a: 1,}",
+        "{a: {b: 1}}",
+        "{a: 1} #c",
+        "{a: 1}x",
+        "{a: b c, d: -1}",
+        "{a: 1, a: 2}",
+        "{a: 1:2}",
+        "{a: }",
+        "{a: null, b: ~, c: true}",
+        "{true: 1, 1: x}",
+        '{a: "q"}',
+        "{a: [1]}",
+        "{a:1}",
+        "{ a: 1 }",
+        "{a: 1 , b: 2}",
+        "{a: -x, b: - x}",
+        "{a: 1",
+        "{a: 1}}",
+        "{a: <<}",
+        "{<<: {a: 1}}",
         "&x 1",
         "*x",
         "!!str 1",
@@ -242,3 +268,13 @@ LINES = st.one_of(
 def test_any_mix_of_lines_reads_as_the_event_path_reads_it(lines: list[str], newline: bool) -> None:
     text = "\n".join(lines) + ("\n" if newline else "")
     assert outcome(text) == event_path_outcome(text)
+
+
+def test_each_document_has_mappings_of_its_own() -> None:
+    """Lines repeat from document to document and are read once; the mappings made of them are not shared, so
+    a change to one manifest's value is never seen in another's."""
+    text = "a: {b: 1}\nc:\n  d: 2\n---\na: {b: 1}\nc:\n  d: 2\n"
+    assert takes_fast_path(text)
+    first, second = (document.value for document in yaml_documents(text, LoadBudget(DEFAULT_LIMITS)))
+    assert first == second
+    assert first["a"] is not second["a"] and first["c"] is not second["c"]

@@ -418,6 +418,15 @@ _SIMPLE_PLAIN: Final = re.compile(
 _SINGLE_QUOTED: Final = re.compile(r"'((?:[^'\n]|'')*)'(?: +#.*)? *$")
 _DOUBLE_QUOTED: Final = re.compile(r'"([^"\\\n]*)"(?: +#.*)? *$')
 _NOT_SIMPLE: Final = re.compile(r"[^\x20-\x7e\n]")
+_FLOW_PLAIN: Final = (
+    r"(?:[A-Za-z0-9_.~/+=()$^]|-(?=[^ ,}]))[A-Za-z0-9_.~/+=()$^@-]*(?: +[A-Za-z0-9_.~/+=()$^@-]+)*"
+)
+"""A plain scalar inside a flow mapping: no ``,`` ``:`` or brackets, which end it or change its meaning there."""
+_FLOW_ITEM: Final = re.compile(
+    rf" *([A-Za-z0-9_][A-Za-z0-9_./-]*): +('(?:[^'\n]|'')*'|\"[^\"\\\n]*\"|{_FLOW_PLAIN}) *(,|}})"
+)
+"""One ``key: value`` of a flow mapping on one line, and what follows it (``,`` or the closing ``}``)."""
+_FLOW_END: Final = re.compile(r"(?: +#.*)? *$")
 """Tabs, carriage returns, control characters and anything beyond ASCII: the event path reads those."""
 
 
@@ -484,6 +493,10 @@ def _simple_documents(text: str, limits: ManifestLimits) -> list[YamlDocument] |
             if value is _PENDING:
                 pending = (indent, mapping, key)
                 mapping[key] = None  # holds the key's place in the order; replaced by the lines below
+            elif type(value) is dict:  # a flow mapping: its own levels and its own dict in every document
+                if len(stack) >= max_depth:
+                    raise _NotSimpleError
+                mapping[key] = dict(value)
             else:
                 mapping[key] = value
     except _NotSimpleError:
@@ -520,8 +533,11 @@ def _simple_line(line: str, max_scalar: int, resolved: dict[str, Any]) -> Any:
 
 
 def _simple_value(rest: str, max_scalar: int, resolved: dict[str, Any]) -> Any:
-    """The value after ``key: ``: a quoted scalar (a string), or a plain one resolved as the event path does."""
+    """The value after ``key: ``: a quoted scalar (a string), a plain one resolved as the event path does, or a
+    flow mapping of such scalars on the same line (``metadata: {name: orders}``)."""
     first = rest[0]
+    if first == "{":
+        return _flow_mapping(rest, max_scalar, resolved)
     if first == "'":
         quoted = _SINGLE_QUOTED.match(rest)
         if quoted is None:
@@ -542,6 +558,31 @@ def _simple_value(rest: str, max_scalar: int, resolved: dict[str, Any]) -> Any:
     if len(rest) > max_scalar:
         raise _NotSimpleError
     return value
+
+
+def _flow_mapping(rest: str, max_scalar: int, resolved: dict[str, Any]) -> dict[Any, Any]:
+    """``{key: value, ...}`` on one line, every value a scalar ``_simple_value`` reads; anything else (nesting,
+    a key given twice, a value left out, a trailing comma) is left to the event path."""
+    mapping: dict[Any, Any] = {}
+    inside = rest[1:].lstrip(" ")
+    if inside.startswith("}"):  # {}
+        position = len(rest) - len(inside) + 1
+    else:
+        position = 1
+        while True:
+            item = _FLOW_ITEM.match(rest, position)
+            if item is None or len(item[2]) > max_scalar:
+                raise _NotSimpleError
+            key = _simple_plain(item[1], resolved)
+            if key in mapping:
+                raise _NotSimpleError
+            mapping[key] = _simple_value(item[2], max_scalar, resolved)
+            position = item.end()
+            if item[3] == "}":
+                break
+    if _FLOW_END.fullmatch(rest, position) is None:
+        raise _NotSimpleError
+    return mapping
 
 
 def _simple_plain(text: str, resolved: dict[str, Any]) -> Any:
