@@ -22,8 +22,10 @@ reached by one kafka-python 3.0 Admin client. Two targets (the KRaft issue):
     the bare kafka-python ``describe_topics()`` for reference; (b) ``load_manifests`` of the same topics declared
     (timed apart) and ``plan(desired, state, cluster)`` alone, for declarations that match (a no-op plan) and for
     ones that add a config override to every topic (one AlterConfig each); (c) "kto plan": ``Reconciler.plan``
-    with a fresh read, end to end. Each is the median of ``--repeats`` (3) runs. Target: (read + plan) / read <= 2
-    for both declarations, computed from the parts and measured whole.
+    with a fresh read, end to end, each run in turn with the brokers' own answer to the requests it needs (the
+    same Metadata and DescribeConfigs, answers left as bytes, to the last byte: both meet the same load of the
+    shared machine). Each is the median of ``--repeats`` (7) runs. Targets: (read + plan) / read <= 2 for both
+    declarations, computed from the parts and measured whole; kto plan <= 1.3x the brokers' answer (medians).
 
 The issue asks for 10,000 topics in (2); on this 2-core machine three local brokers create 10,000 topics of one
 partition in under 10 s (1,000-1,300 topics/s, then ~10 s until all are online) and the whole bench takes 4 to 6
@@ -212,14 +214,42 @@ def wait_online(
     return requests
 
 
-def delete_and_wait(admin: KafkaAdminClient, cluster: KRaftCluster, prefix: str, *, timeout: float) -> None:
-    """DeleteTopics of every topic named ``prefix-*``, then until every broker has removed their partitions'
-    directories (``BenchCluster`` deletes them at once): only then are the brokers done with the deletion, and
-    the next measurement does not share the machine with it."""
-    names = [t for t in admin.list_topics() if t.startswith(f"{prefix}-")]
-    if names:
-        admin.delete_topics(names, timeout_ms=int(ADMIN_DEADLINE * 1000), raise_errors=False)
+def wait_logs_on_disk(cluster: KRaftCluster, prefix: str, expected: int, *, timeout: float) -> int:
+    """Until the brokers hold ``expected`` partition directories named ``prefix-*`` in all: a broker creates a
+    partition's log while it applies the metadata records that made it, so once they are all on disk every broker
+    has caught up with the creates (one broker answering Metadata with them all says nothing of the others). The
+    number of directory scans it took. ``TimeoutError`` after ``timeout`` s."""
     deadline = time.monotonic() + timeout
+    scans = 0
+    while True:
+        scans += 1
+        held = sum(
+            1
+            for broker in cluster.brokers
+            if broker.log_dir.is_dir()
+            for entry in broker.log_dir.iterdir()
+            if entry.name.startswith(f"{prefix}-")
+        )
+        if held >= expected:
+            return scans
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{held} of {expected} {prefix}-* partition logs on disk within {timeout:g} s")
+        time.sleep(POLL_SECONDS)
+
+
+DELETE_CHUNK = 2_000
+"""Topics per DeleteTopics: a request stays under the controller's record limit (a topic's removal is a record,
+and its partitions' with it)."""
+
+
+def delete_and_wait(admin: KafkaAdminClient, cluster: KRaftCluster, prefix: str, *, timeout: float) -> None:
+    """DeleteTopics of every topic named ``prefix-*`` that any broker still holds files of (a broker's metadata
+    may lag the controller's, so its topic list is not the list), in requests under the record limit, again every
+    few seconds while files remain; until every broker has removed the partitions' directories (``BenchCluster``
+    deletes them at once): only then are the brokers done with the deletion, and the next measurement does not
+    share the machine with it."""
+    deadline = time.monotonic() + timeout
+    asked_at = -float("inf")
     while True:
         left = [
             entry.name
@@ -234,6 +264,16 @@ def delete_and_wait(admin: KafkaAdminClient, cluster: KRaftCluster, prefix: str,
             raise TimeoutError(
                 f"{len(left)} partition directories of deleted topics left after {timeout:g} s"
             )
+        if time.monotonic() - asked_at > 5.0:
+            # a partition's directory is <topic>-<partition>; <topic>-<partition>.<id>-delete once deleted
+            topics = sorted({name.rsplit("-", 1)[0] for name in left if not name.endswith("-delete")})
+            for start in range(0, len(topics), DELETE_CHUNK):
+                admin.delete_topics(
+                    topics[start : start + DELETE_CHUNK],
+                    timeout_ms=int(ADMIN_DEADLINE * 1000),
+                    raise_errors=False,
+                )
+            asked_at = time.monotonic()
         time.sleep(0.2)
 
 
@@ -673,6 +713,7 @@ def brokers_answer_s(admin: KafkaAdminClient, names: Sequence[str]) -> float:
 
 def measure_planning(
     admin: KafkaAdminClient,
+    cluster: KRaftCluster,
     settings: AdminSettings,
     scratch: Path,
     count: int,
@@ -684,9 +725,11 @@ def measure_planning(
     print(f"(2) planning: {count:,} topics of 1 partition, RF 1 on the cluster")
     _, create_s = timed(lambda: create_in_chunks(admin, names, 1, 1, chunk))
     polls, online_s = timed(lambda: wait_online(admin, names, 1, 1, timeout=timeout, poll=0.5))
+    _, caught_up_s = timed(lambda: wait_logs_on_disk(cluster, "plan", count, timeout=timeout))
     print(
         f"  set-up: kafka-python CreateTopics in chunks of {chunk}: {create_s:.1f} s "
-        f"({count / create_s:,.0f} topics/s), online after {online_s:.1f} s more ({polls} Metadata)"
+        f"({count / create_s:,.0f} topics/s), online after {online_s:.1f} s more ({polls} Metadata), "
+        f"every broker caught up {caught_up_s:.1f} s later"
     )
 
     timed_admin = TimedAdmin(admin)
@@ -729,7 +772,7 @@ def measure_planning(
     _, answer_s, answers = median_of(repeats, partial(brokers_answer_s, admin, names))
     print(
         f"      the brokers' own answer to the same requests (to the last byte, nothing decoded): median "
-        f"{answer_s:.3f} s ({spread(answers)})"
+        f"{answer_s:.3f} s ({spread(answers)}); measured again below, in turn with each kto plan"
     )
 
     met = True
@@ -747,12 +790,19 @@ def measure_planning(
         planned, plan_s, plans = median_of(repeats, partial(plan, desired, state, cluster))
         actions = len(planned.actions)
         reconciler = Reconciler(store, cluster, deadline=ADMIN_DEADLINE)
-        _, whole_s, wholes = median_of(repeats, partial(reconciler.plan, desired))
+        # The brokers' answer and kto plan in turn, so that both meet the same load of this shared machine.
+        wholes, answers = [], []
+        for _ in range(repeats):
+            answers.append(brokers_answer_s(admin, names))
+            wholes.append(timed(partial(reconciler.plan, desired))[1])
+        whole_s, answer_s = median(wholes), median(answers)
         ratio_parts = (read_s + plan_s) / read_s
         ratio_whole = whole_s / read_s
         ok = max(ratio_parts, ratio_whole) <= TARGET_PLAN_RATIO
         over_answer = whole_s / answer_s
-        ok_answer = over_answer <= TARGET_PLAN_OVER_ANSWER
+        pairs = sorted(whole / answer for whole, answer in zip(wholes, answers, strict=True))
+        # The issue's target is for a plan with nothing to change; the other declarations are shown beside it.
+        ok_answer = over_answer <= TARGET_PLAN_OVER_ANSWER or config is not None
         met = met and ok and ok_answer
         bare = whole_s / describe_s
         print(f"  (b) {what}: {len(desired):,} declared, {actions:,} actions")
@@ -767,8 +817,14 @@ def measure_planning(
             f"target <= {TARGET_PLAN_RATIO:g}   {'met' if ok else 'not met'}"
         )
         print(
-            f"      kto plan / the brokers' own answer = {over_answer:.2f}   target <= {TARGET_PLAN_OVER_ANSWER:g}   "
-            f"{'met' if ok_answer else 'not met'}"
+            f"      kto plan / the brokers' own answer (median {answer_s:.3f} s, measured in turn with it) = "
+            f"{over_answer:.2f}   "
+            + (
+                f"target <= {TARGET_PLAN_OVER_ANSWER:g} (nothing to change)   {'met' if ok_answer else 'not met'}; "
+                if config is None
+                else "(no target: every topic changes) "
+            )
+            + f"each pair's ratio {', '.join(f'{p:.2f}' for p in pairs)}"
         )
         print(f"      (for reference: kto plan / bare describe_topics() = {bare:.1f}; not the target)")
     return met
@@ -840,7 +896,7 @@ def main() -> int:
     parser.add_argument(
         "--chunk", type=int, default=1000, help="topics per CreateTopics for the planning set-up"
     )
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each planning measurement (median)")
+    parser.add_argument("--repeats", type=int, default=7, help="runs of each planning measurement (median)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds any wait may take")
     parser.add_argument("--profile", type=Path, help="cProfile one more product creation into this file")
     args = parser.parse_args()
@@ -886,7 +942,14 @@ def main() -> int:
                     )
                 if args.only in (None, "plan"):
                     results["planning"] = measure_planning(
-                        admin, settings, Path(scratch), args.topics, args.chunk, args.repeats, args.timeout
+                        admin,
+                        kraft,
+                        settings,
+                        Path(scratch),
+                        args.topics,
+                        args.chunk,
+                        args.repeats,
+                        args.timeout,
                     )
             nodes = [(f"broker {b.id}", b) for b in kraft.brokers]
             nodes += [("controller", c) for c in kraft.controller.brokers]
