@@ -183,9 +183,11 @@ class _BootstrapFailures(logging.Handler):
 
 
 @contextlib.contextmanager
-def connected(settings: AdminSettings, *, deadline: float) -> Iterator[KafkaAdminClient]:
+def connected(
+    settings: AdminSettings, *, deadline: float, bootstrap_timeout: float | None = None
+) -> Iterator[KafkaAdminClient]:
     """``open_admin``, closed at the end."""
-    admin = open_admin(settings, deadline=deadline)
+    admin = open_admin(settings, deadline=deadline, bootstrap_timeout=bootstrap_timeout)
     try:
         yield admin
     finally:

@@ -43,9 +43,9 @@ def admin_store(
 ) -> Iterator[ClusterStore]:
     """A store on the brokers, closed at the end. A property kto does not read is one warning line each, as
     Kafka's clients print them; a property that cannot be used ends the command naming it."""
+    from topic_operator.access.address import ClusterAddress
+    from topic_operator.access.stores import opened_store
     from topic_operator.admin.client_settings import read_properties, settings_from_properties
-    from topic_operator.admin.connection import connected
-    from topic_operator.admin.store import AdminStore
 
     properties = read_properties(command_config) if command_config else {}
     where = f"--command-config {command_config}" if command_config else "client properties"
@@ -55,10 +55,10 @@ def admin_store(
             f"warning: {where}: the configuration '{key}' was supplied but isn't a known config",
             file=sys.stderr,
         )
-    with connected(settings, deadline=deadline) as admin:
-        # kto reports the brokers' answers and reads nothing back, so it does not wait for the metadata to show
-        # what it created (the operator does: it re-reads for the status)
-        yield AdminStore(admin, settings, deadline=deadline, confirm_writes=False)
+    # kto reports the brokers' answers and reads nothing back, so it does not wait for the metadata to show what
+    # it created (the operator does: it re-reads for the status)
+    with opened_store(ClusterAddress(brokers=settings), deadline=deadline, confirm_writes=False) as store:
+        yield store
 
 
 def chosen_store(

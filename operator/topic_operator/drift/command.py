@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 from topic_operator.drift.progress import Progress  # threads and a clock only: importing it costs nothing
 
 if TYPE_CHECKING:
+    from topic_operator.access.address import ClusterAddress
     from topic_operator.drift.history import History
     from topic_operator.drift.results import DriftResult
     from topic_operator.model import ClusterSpec
@@ -50,7 +51,7 @@ def _positive(text: str) -> int:
 
 _DESCRIPTION: Final = (
     "Plan drift across many clusters, on a pool of processes or on Spark: declared topics (manifests, a kubectl export, or Parquet rows) "
-    "against kto snapshot files or live reads of the clusters' ZooKeepers. Writes drift.parquet (one row per "
+    "against kto snapshot files or live reads of the clusters (their ZooKeepers or their brokers). Writes drift.parquet (one row per "
     "finding), plans/<cluster>.json (as kto plan -o json), summary.json and report.html to --out. Exit 0: no "
     "drift; 2: drift found; 1: the run failed or a manifest had errors."
 )
@@ -82,8 +83,14 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seed of the placement of new topics, as kto plan --seed (default 0)")  # fmt: skip
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting, e.g. spark.driver.memory=8g (repeatable)")  # fmt: skip
-    parser.add_argument("--zookeeper-timeout", type=float, default=15.0, metavar="SECONDS",
-                        help="with --clusters: how long each cluster's connection may take (default 15)")  # fmt: skip
+    parser.add_argument("--connect-timeout", "--zookeeper-timeout", dest="connect_timeout", type=float,
+                        default=15.0, metavar="SECONDS",
+                        help="with --clusters: how long reaching each cluster (its ZooKeeper or its brokers) may "
+                        "take (default 15)")  # fmt: skip
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="with --clusters: client properties for the clusters reached through their brokers "
+                        "(bootstrapServers), as Kafka's tools read them: security.protocol, sasl.mechanism and "
+                        "sasl.jaas.config, PEM ssl.truststore.* and ssl.keystore.*")  # fmt: skip
     parser.add_argument("--history", metavar="DIR",
                         help="earlier runs' --out folders, one per run (e.g. --out DIR/2025-06-01 --history DIR): "
                         "report.html gains drift over time, by kind and by cluster, and what is new or fixed since "
@@ -225,7 +232,7 @@ def _snapshots(
     args: argparse.Namespace,
     declared_clusters: Mapping[str, ClusterSpec],
     progress: Progress,
-    collect: Callable[[list[ClusterSpec], Path], dict[str, str]],
+    collect: Callable[[list[tuple[str, ClusterAddress]], Path], dict[str, str]],
 ) -> _Snapshots:
     """``--snapshots DIR`` as given, or ``--clusters`` read live by ``collect`` (the engine's own tasks) into
     ``OUT/snapshots``."""
@@ -239,13 +246,38 @@ def _snapshots(
     inventory = _inventory(args.clusters)
     directory = Path(args.out) / SNAPSHOTS_DIR
     with progress.phase(f"reading {len(inventory)} clusters live"):
-        unreachable = collect(inventory, directory)
+        unreachable = collect(_addresses(inventory, args.command_config), directory)
     for name, reason in sorted(unreachable.items()):
         progress.say(f"  cluster {name} not read: {reason}")
     described["clusters"] = list(args.clusters)
     described["snapshots"] = str(directory)
     clusters = {**declared_clusters, **{c.name: c for c in inventory}}
     return _Snapshots(directory, clusters, [c.name for c in inventory], unreachable, described)
+
+
+def _addresses(
+    clusters: Sequence[ClusterSpec], command_config: str | None
+) -> list[tuple[str, ClusterAddress]]:
+    """Each cluster's way in: its ZooKeeper, its brokers with the ``--command-config`` client properties, or
+    both. A property that cannot be used stops the run naming it; one kto does not read is one warning line,
+    as Kafka's clients print them."""
+    from topic_operator.access.address import address_of
+    from topic_operator.admin.client_settings import read_properties
+
+    properties = read_properties(command_config) if command_config else {}
+    where = f"--command-config {command_config}" if command_config else "client properties"
+    addresses: list[tuple[str, ClusterAddress]] = []
+    ignored: set[str] = set()
+    for cluster in clusters:
+        address, unread = address_of(cluster, properties, where=where)
+        addresses.append((cluster.name, address))
+        ignored.update(unread)
+    for key in sorted(ignored):
+        print(
+            f"warning: {where}: the configuration '{key}' was supplied but isn't a known config",
+            file=sys.stderr,
+        )
+    return addresses
 
 
 def _run_in_processes(args: argparse.Namespace) -> int:
@@ -275,7 +307,7 @@ def _run_in_processes(args: argparse.Namespace) -> int:
             declared.clusters,
             progress,
             lambda inventory, directory: collect_live_in_processes(
-                inventory, directory, timeout=args.zookeeper_timeout, processes=workers
+                inventory, directory, timeout=args.connect_timeout, processes=workers
             ),
         )
         source.described["engine"] = f"{workers} processes"
@@ -317,7 +349,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
             desired.clusters,
             progress,
             lambda inventory, directory: collect_live(
-                spark, inventory, directory, timeout=args.zookeeper_timeout
+                spark, inventory, directory, timeout=args.connect_timeout
             ),
         )
         source.described["master"] = spark.sparkContext.master

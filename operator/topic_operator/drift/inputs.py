@@ -7,8 +7,8 @@
   ``.`` or ``_``), read as text and keyed by each line's ``cluster`` field, with the file it came from. The
   lines are parsed and checked in the job's Python stage (``cluster_drift``): a line that is not a snapshot row
   stops the run with its file named, as ``rows_to_clusters`` would refuse it.
-- Live: Spark tasks read the clusters of KafkaCluster documents, one task per cluster, each with its own
-  ZooKeeper session (read-only), and write the same rows as ``kto snapshot`` under ``out/snapshots/``; the run
+- Live: Spark tasks read the clusters of KafkaCluster documents, one task per cluster, each through its own
+  connection (a read-only ZooKeeper session, or an Admin client on its brokers: ``access``), and write the same rows as ``kto snapshot`` under ``out/snapshots/``; the run
   then reads those files like any others, so a live run can be repeated offline on exactly what it saw.
 """
 
@@ -24,6 +24,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - the conventional alias
 
+from topic_operator.access.address import ClusterAddress
 from topic_operator.drift.cluster_drift import SnapshotError
 from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.desired_rows import spec_to_row
@@ -129,15 +130,21 @@ def read_snapshots(spark: SparkSession, directory: str | Path) -> DataFrame:
 
 
 def collect_live(
-    spark: SparkSession, clusters: Sequence[ClusterSpec], directory: str | Path, *, timeout: float = 15.0
+    spark: SparkSession,
+    clusters: Sequence[tuple[str, ClusterAddress]],
+    directory: str | Path,
+    *,
+    timeout: float = 15.0,
 ) -> dict[str, str]:
-    """Read ``clusters`` in parallel, one Spark task each, and write their rows under ``directory``
-    (``cluster=<name>/part-*``). Returns the clusters that could not be read, with the reason."""
-    targets = [(c.name, c.zookeeper_connect) for c in clusters]
+    """Read ``clusters`` (name, address) in parallel, one Spark task each, and write their rows under
+    ``directory`` (``cluster=<name>/part-*``). Returns the clusters that could not be read, with the reason."""
+    targets = list(clusters)
 
-    def collect(partition: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str | None, str | None]]:
-        for name, connect in partition:
-            yield from collect_cluster(name, connect, timeout)
+    def collect(
+        partition: Iterable[tuple[str, ClusterAddress]],
+    ) -> Iterator[tuple[str, str | None, str | None]]:
+        for name, address in partition:
+            yield from collect_cluster(name, address, timeout)
 
     rdd = spark.sparkContext.parallelize(targets, max(1, len(targets))).mapPartitions(collect)
     rows = spark.createDataFrame(rdd, LIVE_SCHEMA).persist()

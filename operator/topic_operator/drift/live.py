@@ -1,4 +1,5 @@
-"""Reading one cluster live for the drift job, as ``kto snapshot`` reads it: what a task of either engine runs.
+"""Reading one cluster live for the drift job, as ``kto snapshot`` reads it, by the same way in (``access``) as
+``kto`` and the operator: what a task of either engine runs.
 
 No pyspark here: Spark's tasks (``inputs.collect_live``) and the process engine's workers
 (``processes.collect_live_in_processes``) both call ``collect_cluster``, and write its rows in the same layout,
@@ -12,22 +13,24 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from topic_operator.access.address import ClusterAddress
+
 __all__ = ["collect_cluster", "live_file"]
 
 
-def collect_cluster(name: str, connect: str, timeout: float) -> Iterator[tuple[str, str | None, str | None]]:
-    """Read one cluster as ``kto snapshot`` does and yield its rows as JSON text, or one row carrying the reason
-    the cluster could not be read: ``(cluster, line, None)`` or ``(cluster, None, reason)``."""
+def collect_cluster(
+    name: str, address: ClusterAddress, timeout: float
+) -> Iterator[tuple[str, str | None, str | None]]:
+    """Read one cluster as ``kto snapshot`` does, through its ZooKeeper (a read-only session), its brokers
+    (Kafka's Admin protocol), or, while it migrates, the one its stage reads from; yield its rows as JSON
+    text, or one row carrying the reason the cluster could not be read: ``(cluster, line, None)`` or
+    ``(cluster, None, reason)``. ``timeout``: how long connecting may take."""
+    from topic_operator.access.stores import opened_store
     from topic_operator.snapshot_rows import rows_from_cluster
-    from topic_operator.zookeeper.connection import ZooKeeperSettings, connected
-    from topic_operator.zookeeper.snapshot import read_cluster
 
     try:
-        settings = ZooKeeperSettings(
-            connect=connect, read_only=True, connection_timeout=timeout, session_timeout=max(timeout, 4.0)
-        )
-        with connected(settings) as client:
-            state = read_cluster(client, partition_states=True)
+        with opened_store(address, connect_timeout=timeout, read_only=True) as store:
+            state = store.read_cluster(partition_states=True)
     except Exception as error:  # every failure becomes a finding; one cluster must not stop the fleet
         yield name, None, f"{type(error).__name__}: {error}"
         return
@@ -35,7 +38,7 @@ def collect_cluster(name: str, connect: str, timeout: float) -> Iterator[tuple[s
         yield (
             name,
             None,
-            f"{connect} has no /cluster/id and no brokers: not a Kafka cluster (check the chroot)",
+            f"{address.text} has no /cluster/id and no brokers: not a Kafka cluster (check the chroot)",
         )
         return
     taken_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")

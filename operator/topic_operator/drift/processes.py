@@ -35,6 +35,7 @@ from typing import Any, Final, TypeVar
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from topic_operator.access.address import ClusterAddress
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
 from topic_operator.drift.cluster_drift import ClusterDrift
@@ -397,26 +398,30 @@ def _batches(names: Sequence[str], count: int) -> list[Sequence[str]]:
 
 
 def collect_live_in_processes(
-    clusters: Sequence[ClusterSpec], directory: Path, *, timeout: float, processes: int | None = None
+    clusters: Sequence[tuple[str, ClusterAddress]],
+    directory: Path,
+    *,
+    timeout: float,
+    processes: int | None = None,
 ) -> dict[str, str]:
-    """Read ``clusters`` in parallel, one task each, and write their rows under ``directory`` as the Spark
-    engine lays them out (``cluster=<name>/part-*``), replacing what was there. Returns the clusters that could
-    not be read, with the reason."""
+    """Read ``clusters`` (name, address) in parallel, one task each, and write their rows under ``directory``
+    as the Spark engine lays them out (``cluster=<name>/part-*``), replacing what was there. Returns the
+    clusters that could not be read, with the reason."""
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     workers = min(len(clusters), processes or os.cpu_count() or 1) or 1
-    collect: Callable[[str, str], str | None] = functools.partial(
+    collect: Callable[[str, ClusterAddress], str | None] = functools.partial(
         _collect_to_file, directory=str(directory), timeout=timeout
     )
     with _pool(workers) as pool:
-        reasons = _results([pool.submit(collect, c.name, c.zookeeper_connect) for c in clusters])
-    return {c.name: reason for c, reason in zip(clusters, reasons, strict=True) if reason is not None}
+        reasons = _results([pool.submit(collect, name, address) for name, address in clusters])
+    return {name: reason for (name, _), reason in zip(clusters, reasons, strict=True) if reason is not None}
 
 
-def _collect_to_file(name: str, connect: str, *, directory: str, timeout: float) -> str | None:
+def _collect_to_file(name: str, address: ClusterAddress, *, directory: str, timeout: float) -> str | None:
     lines: list[str] = []
-    for _, value, error in collect_cluster(name, connect, timeout):
+    for _, value, error in collect_cluster(name, address, timeout):
         if error is not None:
             return error
         assert value is not None

@@ -1,0 +1,67 @@
+"""A ``ClusterAddress`` opened as the engine's ``ClusterStore``: ZooKeeper's, the brokers' (Kafka's Admin
+protocol), or, with both, a ``StagedStore`` that writes through the one the migration's stage allows. Opened and
+closed here, so no face builds its own kazoo or Kafka client to read a cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+from topic_operator.access.address import ClusterAddress
+from topic_operator.cluster_store import DEFAULT_DEADLINE, ClusterStore
+
+__all__ = ["opened_store"]
+
+
+@contextmanager
+def opened_store(
+    address: ClusterAddress,
+    *,
+    deadline: float = DEFAULT_DEADLINE,
+    connect_timeout: float | None = None,
+    read_only: bool = False,
+    confirm_writes: bool = True,
+) -> Iterator[ClusterStore]:
+    """The store ``address`` leads to, open for the ``with`` block and closed after it (boundedly: a hung
+    server does not hold the caller). ``deadline`` bounds every request; ``connect_timeout`` (default: the
+    deadline) how long reaching the cluster may take. ``read_only``: a ZooKeeper session that a read-only server
+    may serve, for a caller that never writes (the drift job). ``confirm_writes``: whether the brokers' store
+    waits for its writes to show in the metadata."""
+    from topic_operator.admin.connection import connected as admin_connected
+    from topic_operator.admin.store import AdminStore
+    from topic_operator.staged_store import StagedStore
+    from topic_operator.zookeeper.connection import ZooKeeperSettings
+    from topic_operator.zookeeper.connection import connected as zookeeper_connected
+    from topic_operator.zookeeper.store import ZooKeeperStore
+    from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+    reach = connect_timeout if connect_timeout is not None else deadline
+    with ExitStack() as opened:
+        on_zookeeper: ClusterStore | None = None
+        on_brokers: ClusterStore | None = None
+        if address.zookeeper_connect:
+            settings = ZooKeeperSettings(
+                connect=address.zookeeper_connect,
+                read_only=read_only,
+                deadline=deadline,
+                connection_timeout=reach,
+                session_timeout=max(reach, 4.0),
+            )
+            client = opened.enter_context(zookeeper_connected(settings))
+            on_zookeeper = ZooKeeperStore(client, ZooKeeperWriter(client, deadline=deadline))
+        if address.brokers is not None:
+            admin = opened.enter_context(
+                admin_connected(address.brokers, deadline=deadline, bootstrap_timeout=reach)
+            )
+            on_brokers = AdminStore(admin, address.brokers, deadline=deadline, confirm_writes=confirm_writes)
+        if on_zookeeper is not None and on_brokers is not None:
+            yield StagedStore(
+                on_zookeeper,
+                on_brokers,
+                zookeeper_address=address.zookeeper_connect,
+                brokers_address=address.text,
+            )
+        else:
+            store = on_zookeeper or on_brokers
+            assert store is not None  # ClusterAddress holds one or both
+            yield store
