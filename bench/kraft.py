@@ -885,7 +885,7 @@ def main() -> int:
     parser.add_argument(
         "--apply-topics", type=int, default=10_000, help="new topics in the one-apply measurement"
     )
-    parser.add_argument("--apply-rounds", type=int, default=3, help="rounds of the one-apply measurement")
+    parser.add_argument("--apply-rounds", type=int, default=5, help="rounds of the one-apply measurement")
     parser.add_argument("--create-topics", type=int, default=300, help="topics per creation measurement")
     parser.add_argument("--partitions", type=int, default=6, help="partitions per created topic (RF 3)")
     parser.add_argument(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -56,6 +57,10 @@ _ANSWER = re.compile(r"^\[Error (?P<code>-?\d+)\] (?P<name>\w+): ?(?P<message>.*
 
 METADATA_WAIT = 15.0
 """The most seconds a batch waits for the metadata to show what it created."""
+
+_REQUESTS_IN_FLIGHT = 3
+"""Requests of one kind sent together (``AdminWriter._batch``): enough that the controller always has the next
+one queued, few enough that the brokers forwarding them keep room for everything else."""
 
 
 class AdminWriter:
@@ -166,10 +171,23 @@ class AdminWriter:
         send: Callable[[list[Any]], dict[str, WriteResult]],
     ) -> None:
         """``batch`` in as few requests as the controller accepts (``request_sizes``), each asked of
-        ``may_write`` first; a request that gets no answer makes each of its actions UNKNOWN, and the next
-        request is still sent."""
-        for request in within_records(batch, lambda indexed: records_of(indexed[1])):
-            self._request(results, request, send)
+        ``may_write`` first; a request that gets no answer makes each of its actions UNKNOWN, and the others
+        are still sent.
+
+        The requests of one kind concern distinct topics, so they go out together, up to
+        ``_REQUESTS_IN_FLIGHT`` at a time: the controller takes the next one from its queue as soon as it has
+        committed the last, instead of waiting for its answer to travel back and the next request to be built
+        and forwarded."""
+        requests = list(within_records(batch, lambda indexed: records_of(indexed[1])))
+        if len(requests) <= 1:
+            for request in requests:
+                self._request(results, request, send)
+            return
+        with ThreadPoolExecutor(
+            max_workers=min(_REQUESTS_IN_FLIGHT, len(requests)), thread_name_prefix="kto-write"
+        ) as pool:
+            for done in [pool.submit(self._request, results, request, send) for request in requests]:
+                done.result()
 
     def _request(
         self,
