@@ -1,4 +1,4 @@
-"""kafka-topic-operator: topics as code for ZooKeeper-mode Apache Kafka.
+"""kafka-topic-operator: topics as code for Apache Kafka, KRaft and ZooKeeper-mode clusters alike.
 
 One engine (read the cluster from ZooKeeper, plan with Kafka's own rules, write only the difference) behind three
 faces: a kopf operator, the ``kto`` CLI and a PySpark drift planner. See ``kafka`` for the pure port of Kafka's rules.
