@@ -5,6 +5,7 @@ handlers, against a real ZooKeeper."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from k8s_world import World, kafka_cluster, kafka_topic, ready, wait_for_view
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
+from topic_operator.k8s.condition_reasons import KAFKATOPIC, REASON_GUIDES
 from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
@@ -89,12 +91,26 @@ def test_a_replica_change_is_progressing_where_reassignment_is_enabled_and_degra
     assert (ready(refused)["reason"], health(refused)[0]) == ("NotSupported", "Degraded")
 
 
-def test_a_rejected_topic_is_degraded() -> None:
-    """``Rejected`` is in the mapping Argo CD users were promised, though the operator words its refusals as
-    Invalid or NotSupported today."""
-    body = kafka_topic("orders")
-    body["status"] = {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "False", "reason": "Rejected", "message": "no"}]}  # fmt: skip
-    assert health(body) == ("Degraded", "Rejected: no")
+def test_every_reason_a_kafkatopic_carries_shows_as_the_page_says() -> None:
+    """Each reason the operator writes on a KafkaTopic's Ready condition is shown by Argo CD as the Argo CD page's
+    table says (its reasons in backticks), and the table names no reason the operator does not write (a user
+    reading it looks for them)."""
+    page = (ARGOCD_CM.parents[2] / "docs" / "operations" / "argo-cd.md").read_text()
+    shown: dict[str, str] = {}
+    for row in page.splitlines():
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[1] in ("Healthy", "Progressing", "Degraded", "Suspended"):
+            for word in re.findall(r"`([A-Z][A-Za-z]+)`", cells[0]):
+                if word != "True":
+                    shown[word] = cells[1]
+    written = {g.reason.value: g for g in REASON_GUIDES if KAFKATOPIC in g.kinds and g.ready != "Event"}
+    assert sorted(set(shown) - set(written)) == [], "the page names reasons the operator never writes"
+    for reason, guide in sorted(written.items()):
+        body = kafka_topic("orders")
+        status = "True" if guide.ready == "True" else "False"
+        body["status"] = {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": status, "reason": reason, "message": "m"}]}  # fmt: skip
+        assert reason in shown, f"the page does not say how {reason} shows"
+        assert health(body) == (shown[reason], f"{reason}: m"), reason
 
 
 def test_kafkacluster_health(world: World, cluster: dict[str, Any], zk_chroot: ZkChroot) -> None:
