@@ -176,9 +176,14 @@ REASON_GUIDES: Final[tuple[ReasonGuide, ...]] = (
         Reason.AUTH_FAILED,
         "False",
         (KAFKACLUSTER,),
-        "The credentials in the Secret are refused (ZooKeeper's ACLs, a SASL login, or the brokers' SASL or "
-        "TLS). Nothing is written. Retried by itself.",
-        "Check the Secret the KafkaCluster names against what ZooKeeper or the brokers expect.",
+        "ZooKeeper or the brokers refused the operator: the credentials in the Secret (ZooKeeper's ACLs, a SASL "
+        "login, the brokers' SASL), the TLS handshake (a CA that does not sign the brokers' certificate, a "
+        "certificate whose names do not match the address in bootstrapServers, a client certificate they do not "
+        "trust), or Kafka's ACLs on the principal. Nothing is written. Retried by itself.",
+        "Read the condition's message: it names which. Check the Secret against what ZooKeeper or the brokers "
+        "expect, the CA and the host names against the brokers' certificates, and the principal's ACLs "
+        "(Describe, DescribeConfigs, Create, Alter, AlterConfigs on topics; Alter and AlterConfigs on the "
+        "cluster) with kafka-acls.sh.",
     ),
     ReasonGuide(
         Reason.CHROOT_MISSING,
