@@ -23,7 +23,7 @@ from topic_operator.drift.job import DriftInputs, run_drift
 from topic_operator.drift.planning import plan_cluster
 from topic_operator.drift.rules import broker_loads, cluster_findings
 from topic_operator.plan import plan
-from topic_operator.plan_output import cluster_problems, plan_to_dict
+from topic_operator.plan_output import cluster_problems, plan_to_dict, writes_to_dict
 from topic_operator.snapshot_rows import rows_from_cluster, rows_to_clusters
 
 
@@ -131,7 +131,11 @@ def test_header_fields_added_within_version_2_reach_the_planner() -> None:
     specs = fleet.specs_of("east")
     drift = cluster_drift("east", specs, lines, ["f"] * len(lines), None, seed=0)
     state = rows_to_clusters(json.loads(line) for line in lines)["east"]
-    expected = {**plan_to_dict(plan(specs, state, seed=0)), **cluster_problems(state, (3, 4))}
+    expected = {
+        **plan_to_dict(plan(specs, state, seed=0)),
+        **cluster_problems(state, (3, 4)),
+        "writes": writes_to_dict(state),
+    }
     assert drift.document is not None
     assert json.loads(drift.document) == expected
     assert json.loads(drift.document)["kraft_migration"] == "/migration exists"  # as kto plan -o json says it

@@ -18,7 +18,7 @@ from harness.zookeeper import close_client, create_chroot, new_client
 from topic_operator.drift.command import main
 from topic_operator.model import ClusterSpec, TopicSpec
 from topic_operator.plan import plan
-from topic_operator.plan_output import cluster_problems, plan_to_dict
+from topic_operator.plan_output import cluster_problems, plan_to_dict, writes_to_dict
 from topic_operator.reconcile import Reconciler
 from topic_operator.snapshot_rows import rows_from_cluster
 from topic_operator.zookeeper.local_server import LocalZooKeeper, free_port
@@ -148,6 +148,7 @@ def test_live_read_of_two_clusters_through_the_job(
         assert json.loads((out / "plans" / f"{name}.json").read_text()) == {
             **plan_to_dict(plan(specs, state, cluster)),
             **cluster_problems(state, cluster.kafka_version),
+            "writes": writes_to_dict(state),
         }
     summary = json.loads((out / "summary.json").read_text())
     gone = next(c for c in summary["clusters"] if c["name"] == "gone")

@@ -1,7 +1,7 @@
 """For every cluster of generated fleets, the job's plan is ``kto plan``'s and its findings are the rules'.
 
 ``kto plan -o json`` prints ``plan_to_dict(plan(desired, snapshot, cluster, seed=...))`` and the cluster's problems
-(``cluster_problems``) in one process; the job must write exactly that document (less ``manifest_errors``) for
+(``cluster_problems``) in one process; the job must write exactly that document (less ``manifest_errors``; with ``writes``) for
 each cluster, whatever the other clusters hold. The findings must equal the
 single-process rules (``drift.rules``) row for row, which pins the native column expressions to plain Python.
 """
@@ -18,7 +18,8 @@ from pyspark.sql import SparkSession
 from topic_operator.drift.planning import plan_cluster
 from topic_operator.drift.rules import cluster_findings
 from topic_operator.plan import plan
-from topic_operator.plan_output import cluster_problems, plan_to_dict
+from topic_operator.plan_output import cluster_problems, plan_to_dict, writes_to_dict
+from topic_operator.snapshot_rows import rows_from_cluster, rows_to_clusters
 
 
 def ordered(row: tuple[str | None, ...]) -> tuple[str, ...]:
@@ -46,11 +47,14 @@ def generated(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
 def test_each_plan_is_the_one_kto_plan_computes(generated: tuple[Fleet, Path]) -> None:
     fleet, out = generated
     assert sorted(p.name for p in (out / "plans").iterdir()) == sorted(f"{c}.json" for c in fleet.states)
-    for name, state in fleet.states.items():
+    for name, written in fleet.states.items():
+        # as kto plan --snapshot reads it: the file gives what ZooKeeper showed, and the writer that follows
+        state = rows_to_clusters(rows_from_cluster(name, written, "t"))[name]
         settings = fleet.settings(name)
         expected = {
             **plan_to_dict(plan(fleet.specs_of(name), state, settings, seed=7)),
             **cluster_problems(state, settings.kafka_version),
+            "writes": writes_to_dict(state),
         }
         assert json.loads((out / "plans" / f"{name}.json").read_text()) == expected, name
 

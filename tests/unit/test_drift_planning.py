@@ -15,7 +15,7 @@ from topic_operator.drift.planning import (
 from topic_operator.kafka.assignment import RackAwareMode
 from topic_operator.model import ClusterSpec, DeletionPolicy
 from topic_operator.plan import plan
-from topic_operator.plan_output import cluster_problems, plan_to_dict
+from topic_operator.plan_output import cluster_problems, plan_to_dict, writes_to_dict
 from topic_operator.snapshot_rows import HEADER_FIELDS, cluster_from_rows, rows_from_cluster
 
 STATE = cluster_state(
@@ -49,7 +49,11 @@ def test_document_is_kto_plans_json_and_facts_cover_what_changes() -> None:
     result = plan_cluster(DECLARED, STATE, ClusterSpec("main", ""), seed=4)
     # kto plan -o json's document less manifest_errors (the drift guide, "Outputs"): the plan and the cluster's problems
     expected = plan_to_dict(plan(DECLARED, STATE, ClusterSpec("main", ""), seed=4))
-    assert json.loads(result.document) == {**expected, **cluster_problems(STATE, (3, 4))}
+    assert json.loads(result.document) == {
+        **expected,
+        **cluster_problems(STATE, (3, 4)),
+        "writes": writes_to_dict(STATE),
+    }
     facts = {f.topic: f for f in result.facts}
     assert set(facts) == {"grow", "new", "ghost"}  # keep is unchanged
     assert facts["grow"].actions == ("add_partitions", "alter_config")

@@ -19,7 +19,7 @@ from typing import Final
 from topic_operator.kafka.topic_configs import comparable_config
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import Plan, TopicStatus, plan
-from topic_operator.plan_output import action_to_dict, cluster_problems, plan_json
+from topic_operator.plan_output import action_to_dict, cluster_problems, plan_json, writes_to_dict
 
 __all__ = [
     "PLANNED_TOPIC_FIELDS",
@@ -122,5 +122,5 @@ def plan_cluster(
                 config_diffs=tuple(diffs),
             )
         )
-    document = plan_json(result, **cluster_problems(state, cluster.kafka_version))
+    document = plan_json(result, **cluster_problems(state, cluster.kafka_version), writes=writes_to_dict(state))
     return ClusterPlan(cluster.name, result, document, tuple(facts))
