@@ -81,7 +81,9 @@ def rendered(text: str) -> Tables:
 
 @pytest.fixture(scope="module")
 def pages() -> dict[str, Tables]:
-    return {path.name: rendered(text) for path, text in render_all(REPOSITORY).items()}
+    return {
+        path.name: rendered(text) for path, text in render_all(REPOSITORY).items() if path.suffix == ".md"
+    }
 
 
 def test_every_row_has_its_headers_cells(pages: dict[str, Tables]) -> None:

@@ -5,13 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tools.docs_reference import cli_page, crds, helm_page, metrics_page, reasons_page, settings_page
+from tools.docs_reference import (
+    cli_page,
+    crds,
+    diagrams_page,
+    helm_page,
+    metrics_page,
+    reasons_page,
+    settings_page,
+)
 
 REFERENCE_FOLDER = Path("docs") / "reference"
 
 
 def renderers(repository: Path) -> dict[Path, Callable[[], str]]:
-    """Page path (relative to the repository) -> its renderer, in a fixed order."""
+    """Page path (relative to the repository) -> its renderer, in a fixed order: the reference pages, then the
+    pictures' SVG files beside their sources."""
+    pictures = {
+        source.with_suffix(".svg"): (lambda source=source: diagrams_page.render(repository, source))
+        for source in diagrams_page.sources(repository)
+    }
     return {
         REFERENCE_FOLDER / "crds.md": lambda: crds.render(repository),
         REFERENCE_FOLDER / "cli.md": cli_page.render,
@@ -19,6 +32,7 @@ def renderers(repository: Path) -> dict[Path, Callable[[], str]]:
         REFERENCE_FOLDER / "condition-reasons.md": reasons_page.render,
         REFERENCE_FOLDER / "settings.md": settings_page.render,
         REFERENCE_FOLDER / "helm-values.md": lambda: helm_page.render(repository),
+        **pictures,
     }
 
 

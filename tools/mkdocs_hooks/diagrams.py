@@ -1,8 +1,10 @@
 """MkDocs hook that renders the site's Graphviz pictures at build time.
 
-The pictures are kept as ``docs/diagrams/<name>.dot`` sources, never as committed SVGs, so a picture cannot drift
-from its source. Each build runs Graphviz's ``dot -Tsvg`` on every source (no network: Debian's ``graphviz``) and
-adds the result to MkDocs' files as ``diagrams/<name>.svg``, a generated file, so that a page's
+The pictures' sources are ``docs/diagrams/<name>.dot``. Their SVGs are committed beside them for GitHub's
+rendering of the pages (``make docs-reference`` writes them, and its check fails when one differs from its
+source's rendering), but the site never takes them as they are: each build runs Graphviz's ``dot -Tsvg`` on every
+source (no network: Debian's ``graphviz``) and puts the result in MkDocs' files as ``diagrams/<name>.svg``, a
+generated file in place of the committed one, so that a page's
 ``![...](../diagrams/<name>.svg)`` is a link the strict build checks like any other. A missing ``dot`` or a source
 it cannot render fails the build, naming the file and dot's own message: a site with a broken picture is not
 published.
