@@ -198,6 +198,41 @@ class _Settling:
                 await self.task
 
 
+POST = "post"
+KUBECTL_APPLY = "kubectl-apply"
+KUBECTL_MANAGER = "kubectl-client-side-apply"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _topic_object(name: str, partitions: int, retention_ms: int) -> dict[str, Any]:
+    """The KafkaTopic every user declares: three overrides."""
+    return {
+        "apiVersion": API, "kind": "KafkaTopic", "metadata": {"name": name, "namespace": NS},
+        "spec": {"cluster": "main", "partitions": partitions, "replicas": 3,
+                 "config": {"retention.ms": retention_ms, "cleanup.policy": "delete", "min.insync.replicas": 2}},
+    }  # fmt: skip
+
+
+def _last_applied(applied: dict[str, Any]) -> str:
+    """The annotation ``kubectl apply`` keeps: the object as applied, compact JSON, then a newline."""
+    return json.dumps(applied, separators=(",", ":")) + "\n"
+
+
+def _as_kubectl_applies(applied: dict[str, Any]) -> dict[str, Any]:
+    """What ``kubectl apply`` creates: the object, annotated with itself."""
+    created: dict[str, Any] = json.loads(json.dumps(applied))
+    created["metadata"]["annotations"] = {LAST_APPLIED: _last_applied(applied)}
+    return created
+
+
+def _kubectl_apply_patch(applied: dict[str, Any]) -> dict[str, Any]:
+    """What ``kubectl apply`` patches when one key changed: the key, and the annotation rewritten."""
+    return {
+        "metadata": {"annotations": {LAST_APPLIED: _last_applied(applied)}},
+        "spec": {"config": {"retention.ms": applied["spec"]["config"]["retention.ms"]}},
+    }
+
+
 async def _loadgen(
     url: str,
     phase: str,
@@ -209,9 +244,13 @@ async def _loadgen(
     ca: str | None,
     partitions: int = 4,
     new_at: list[float] | None = None,
+    users: str = POST,
 ) -> dict[str, Any]:
     """One phase's requests, ``clients`` at a time; with ``rate`` > 0, the n-th request starts no earlier than
-    n / rate seconds after the first (a set pace, instead of as fast as the server answers)."""
+    n / rate seconds after the first (a set pace, instead of as fast as the server answers). ``users``: ``post``
+    sends the bare objects and merge patches; ``kubectl-apply`` sends what ``kubectl apply`` sends (the object
+    with its ``last-applied-configuration`` annotation, then a patch that changes the key and the annotation,
+    as the field manager ``kubectl-client-side-apply``)."""
     import ssl
 
     import aiohttp
@@ -259,17 +298,25 @@ async def _loadgen(
                 done = time.monotonic()
                 settled_at = await watch.until(1, 1)
             elif phase == "create":
-                await asyncio.gather(*(call("POST", "/kafkatopics", {
-                    "apiVersion": API, "kind": "KafkaTopic", "metadata": {"name": name, "namespace": NS},
-                    "spec": {"cluster": "main", "partitions": partitions, "replicas": 3,
-                             "config": {"retention.ms": 604800000, "cleanup.policy": "delete",
-                                        "min.insync.replicas": 2}},
-                }) for name in names))  # fmt: skip
+                if users == KUBECTL_APPLY:
+                    await asyncio.gather(*(call("POST", f"/kafkatopics?fieldManager={KUBECTL_MANAGER}",
+                                                _as_kubectl_applies(_topic_object(name, partitions, 604800000)))
+                                           for name in names))  # fmt: skip
+                else:
+                    await asyncio.gather(*(call("POST", "/kafkatopics", _topic_object(name, partitions, 604800000))
+                                           for name in names))  # fmt: skip
                 done = time.monotonic()
                 settled_at = await watch.until(1, topics)
             elif phase == "update":
-                patch = {"spec": {"config": {"retention.ms": 86400000}}}
-                await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names))
+                if users == KUBECTL_APPLY:
+                    await asyncio.gather(*(call("PATCH", f"/kafkatopics/{name}?fieldManager={KUBECTL_MANAGER}",
+                                                _kubectl_apply_patch(_topic_object(name, partitions, 86400000)),
+                                                merge) for name in names))  # fmt: skip
+                else:
+                    patch = {"spec": {"config": {"retention.ms": 86400000}}}
+                    await asyncio.gather(
+                        *(call("PATCH", f"/kafkatopics/{name}", patch, merge) for name in names)
+                    )
                 done = time.monotonic()
                 settled_at = await watch.until(2, topics)
             elif phase == "new":  # one KafkaTopic at each of the given Unix times: created while a check runs
@@ -405,7 +452,7 @@ async def _run_loadgen(
         sys.executable, __file__, "--loadgen", phase, "--url", phases.url, "--topics", str(phases.topics),
         "--connect", connect, "--rate", str(phases.rate), "--clients", str(phases.clients), "--token",
         phases.token, *(("--ca", str(phases.ca)) if phases.ca else ()), "--partitions", str(phases.partitions),
-        *(("--new-at", ",".join(map(str, new_at))) if new_at else ()), stdout=subprocess.PIPE,
+        "--users", phases.users, *(("--new-at", ",".join(map(str, new_at))) if new_at else ()), stdout=subprocess.PIPE,
     )  # fmt: skip
     if phases.others_nice:
         _renice([process.pid, *phases.servers], phases.others_nice)
@@ -695,8 +742,10 @@ class Phases:
         token: str = TOKEN,
         ca: Path | None = None,
         partitions: int = 4,
+        users: str = POST,
     ) -> None:
         self.url, self.topics, self.rate, self.clients = url, topics, rate, clients
+        self.users = users
         self.server = writes
         self.token, self.ca = token, ca
         self.rows: list[dict[str, Any]] = []
@@ -998,7 +1047,7 @@ async def _main(args: argparse.Namespace) -> None:
                 tracemalloc.start(12)  # deep enough to tell who keeps what JSON decoding made
                 peak_watch = asyncio.create_task(_watch_for_the_peak())
             phases = Phases(url, args.topics, api.writes, rate=args.rate, clients=args.clients, token=api.token,
-                            ca=api.ca, partitions=args.partitions)  # fmt: skip
+                            ca=api.ca, partitions=args.partitions, users=args.users)  # fmt: skip
             if args.others_nice:
                 phases.others_nice, phases.servers = args.others_nice, _descendants(os.getpid())
                 _renice(phases.servers, args.others_nice)
@@ -1740,6 +1789,13 @@ def main() -> None:
     parser.add_argument(
         "--new-topics", type=int, default=6, help="KafkaTopics created while the check phase's check runs"
     )
+    parser.add_argument(
+        "--users",
+        choices=(POST, KUBECTL_APPLY),
+        default=POST,
+        help="what the users send: the bare objects and merge patches (post, default), or what 'kubectl apply' "
+        "sends (kubectl-apply: each object carries its last-applied-configuration annotation)",
+    )
     parser.add_argument("--new-at", help=argparse.SUPPRESS)
     parser.add_argument("--loadgen", help=argparse.SUPPRESS)
     parser.add_argument("--token", default=TOKEN, help=argparse.SUPPRESS)
@@ -1752,7 +1808,7 @@ def main() -> None:
     if args.loadgen:
         new_at = [float(t) for t in args.new_at.split(",")] if args.new_at else None
         result = _loadgen(args.url, args.loadgen, args.topics, args.connect, args.rate, args.clients, args.token,
-                          args.ca, partitions=args.partitions, new_at=new_at)  # fmt: skip
+                          args.ca, partitions=args.partitions, new_at=new_at, users=args.users)  # fmt: skip
         print(json.dumps(asyncio.run(result)))
         return
     asyncio.run(_main(args))
