@@ -827,7 +827,8 @@ def _add_deadline_option(command: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kto", description="Topics as code for Apache Kafka, KRaft and ZooKeeper-mode (kafka-topic-operator)."
+        prog="kto",
+        description="Topics as code for Apache Kafka, KRaft and ZooKeeper-mode (kafka-topic-operator).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

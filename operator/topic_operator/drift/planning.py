@@ -122,5 +122,7 @@ def plan_cluster(
                 config_diffs=tuple(diffs),
             )
         )
-    document = plan_json(result, **cluster_problems(state, cluster.kafka_version), writes=writes_to_dict(state))
+    document = plan_json(
+        result, **cluster_problems(state, cluster.kafka_version), writes=writes_to_dict(state)
+    )
     return ClusterPlan(cluster.name, result, document, tuple(facts))
