@@ -54,6 +54,16 @@ NON_DEFAULT: dict[str, Any] = {
             "reassignment": {"enabled": True, "throttleBytesPerSecond": 10485760},
         },
         {"name": "legacy", "zookeeper": {"connect": "old-zk:2181"}},
+        {
+            "name": "events",
+            "namespace": "kafka",
+            "bootstrapServers": "kafka-0.kafka:9093,kafka-1.kafka:9093",
+            "tls": {"secretName": "kafka-ca"},
+            "sasl": {"mechanism": "SCRAM-SHA-512", "secretName": "kto-kafka-user"},
+            "kafkaVersion": "4.1",
+            "brokerConfig": {"remote.log.storage.system.enable": "true"},
+            "tenants": [{"namespaces": ["team-b"], "topicPrefixes": ["team-b."]}],
+        },
     ],
 }
 
@@ -158,6 +168,29 @@ def _one_cluster(**fields: Any) -> dict[str, Any]:
         {"watchNamespaces": ["Not_A_Namespace"]},
         {"clusters": [{"name": "x"}]},
         {"clusters": [{"name": "x", "zookeeper": {"connect": "zk:2181"}, "kafkaVersion": "4.0"}]},
+        {
+            "clusters": [
+                {
+                    "name": "x",
+                    "zookeeper": {"connect": "zk:2181"},
+                    "bootstrapServers": "b:9092",
+                    "kafkaVersion": "4.1",
+                }
+            ]
+        },
+        {"clusters": [{"name": "x", "bootstrapServers": "b:9092", "kafkaVersion": "5.0"}]},
+        {
+            "clusters": [
+                {
+                    "name": "x",
+                    "bootstrapServers": "b:9092",
+                    "sasl": {"mechanism": "GSSAPI", "secretName": "s"},
+                }
+            ]
+        },
+        {"clusters": [{"name": "x", "bootstrapServers": "b:9092", "tls": {"caKey": "ca.crt"}}]},
+        {"clusters": [{"name": "x", "bootstrapServers": "b:9092", "brokerConfig": {"a": 1}}]},
+        {"clusters": [{"name": "x", "bootstrapServers": "b:9092", "spec": {}}]},
         _one_cluster(reassignment={"enabled": "yes"}),
         _one_cluster(reassignment={"throttleBytesPerSecond": 0}),
         _one_cluster(reassignment={"throttleBytesPerSecond": "fast"}),
@@ -352,12 +385,21 @@ def test_rendered_clusters_parse_as_the_operator_reads_them() -> None:
     clusters = [d for d in rendered_documents(NON_DEFAULT) if d["kind"] == "KafkaCluster"]
     loaded = load_objects(clusters)
     assert loaded.errors == ()
-    assert [c.name for c in loaded.clusters] == ["main", "legacy"]
+    assert [c.name for c in loaded.clusters] == ["main", "legacy", "events"]
     assert [c.reassignment for c in loaded.clusters] == [
         ReassignmentPolicy(True, 10485760),
         ReassignmentPolicy(),
+        ReassignmentPolicy(),
     ]
-    main, legacy = clusters
+    main, legacy, events = clusters
+    assert events["metadata"]["namespace"] == "kafka"
+    assert {k: events["spec"][k] for k in ("bootstrapServers", "kafkaVersion")} == {
+        "bootstrapServers": "kafka-0.kafka:9093,kafka-1.kafka:9093",
+        "kafkaVersion": "4.1",
+    }
+    assert events["spec"]["sasl"] == {"mechanism": "SCRAM-SHA-512", "secretName": "kto-kafka-user"}
+    assert loaded.clusters[2].bootstrap_servers == "kafka-0.kafka:9093,kafka-1.kafka:9093"
+    assert loaded.clusters[2].zookeeper_connect == ""
     assert main["spec"]["reassignment"] == {"enabled": True, "throttleBytesPerSecond": 10485760}
     assert "reassignment" not in legacy["spec"]
     assert yaml.safe_dump(clusters)
