@@ -103,7 +103,7 @@ REASON_GUIDES: Final[tuple[ReasonGuide, ...]] = (
         "connected yet, or an outage longer than `KTO_ZK_DEADLINE` ended the batch; the message says whether "
         "this topic was not written or its outcome is unknown. Retried by itself.",
         "Check the ZooKeeper pods (or brokers) and the network path from the operator's pod to "
-        "`spec.zookeeper.connect`; `kto_zookeeper_errors_total` by `kind` shows what each attempt hit. The "
+        "`spec.zookeeper.connect`; `kto_cluster_errors_total` by `kind` shows what each attempt hit. The "
         "changes land once the cluster is back.",
     ),
     ReasonGuide(

@@ -117,7 +117,7 @@ def failed_verdict(ctx: OperatorContext, body: Mapping[str, Any], error: Excepti
     label = f"{key[0]}/{key[1]}"
     reason, kind = classify_failure(error)
     if kind != "config":
-        ctx.metrics.zookeeper_errors.labels(label, kind).inc()
+        ctx.metrics.count_cluster_error(label, kind)
     ctx.metrics.connected.labels(label).set(0)
     message = f"{error}; retrying"
     ready = Condition(READY, False, reason, message)

@@ -354,7 +354,7 @@ async def reconcile_topic(
         ctx.metrics.queue_overflows.labels(label).inc()
         return Verdict({}, "deferred", retry=str(error))
     except _CLUSTER_FAILURES as error:
-        ctx.metrics.zookeeper_errors.labels(label, "connection_lost").inc()
+        ctx.metrics.count_cluster_error(label, "connection_lost")
         message = f"KafkaCluster {cluster} failed during the reconcile ({error}); retrying"
         return _simple(
             body, now, Reason.CLUSTER_UNAVAILABLE, message, result="cluster_unavailable", retry=message

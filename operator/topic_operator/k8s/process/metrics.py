@@ -84,14 +84,23 @@ class Metrics:
             "kto_unmanaged_topics", "Topics in the cluster that no KafkaTopic declares.", ["cluster"],
             registry=self.registry,
         )  # fmt: skip
+        self.cluster_errors = Counter(
+            "kto_cluster_errors_total",
+            "Failures reaching a cluster, its ZooKeeper or its brokers, by kind (unavailable, auth, chroot_missing, "
+            "not_a_kafka_cluster, connection_lost).",
+            ["cluster", "kind"],
+            registry=self.registry,
+        )
         self.zookeeper_errors = Counter(
             "kto_zookeeper_errors_total",
-            "ZooKeeper failures by kind (unavailable, auth, chroot_missing, not_a_kafka_cluster, connection_lost).",
+            "Deprecated: kto_cluster_errors_total under its earlier name (it counts the brokers' failures too), "
+            "kept for dashboards and alerts written against it; to be removed in a later release.",
             ["cluster", "kind"],
             registry=self.registry,
         )
         self.connected = Gauge(
-            "kto_cluster_connected", "1 while the operator holds a ZooKeeper session to the cluster.",
+            "kto_cluster_connected",
+            "1 while the operator holds a connection to the cluster: a ZooKeeper session, or brokers that answer.",
             ["cluster"], registry=self.registry,
         )  # fmt: skip
         self.drift_reverted = Counter(
@@ -150,6 +159,11 @@ class Metrics:
             registry=self.registry,
         )
         self._census_labels: dict[str, set[tuple[str, str]]] = {}
+
+    def count_cluster_error(self, cluster: str, kind: str) -> None:
+        """One failure reaching ``cluster``: ``kto_cluster_errors_total``, and its deprecated earlier name."""
+        self.cluster_errors.labels(cluster, kind).inc()
+        self.zookeeper_errors.labels(cluster, kind).inc()
 
     def record_writer(self, cluster: str, stage: str, writer: str) -> None:
         """``kto_cluster_writer`` of ``cluster``: the one series of its stage and writer now, the previous gone."""
