@@ -34,7 +34,12 @@ DEFAULT_DEADLINE = 60.0
 out a leader election or a restarted server, short enough that a lost cluster is reported within a minute."""
 
 
-class ClusterUnavailableError(Exception):
+class ClusterAccessError(Exception):
+    """Base of every failure to reach a cluster, through either store: its ZooKeeper (``zookeeper.errors``) or its
+    brokers (``admin.errors``). A face that reports such failures catches this one class."""
+
+
+class ClusterUnavailableError(ClusterAccessError):
     """The cluster could not be reached (or stayed unreachable) within the deadline: its ZooKeeper ensemble or
     its brokers. Nothing was planned on a guess; the caller reports it and tries again later."""
 

@@ -6,7 +6,7 @@ classes, built by ``kafka.errors.error_for_code``; these are about the connectio
 
 from __future__ import annotations
 
-from topic_operator.cluster_store import ClusterUnavailableError
+from topic_operator.cluster_store import ClusterAccessError, ClusterUnavailableError
 
 __all__ = [
     "AdminClientError",
@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-class AdminClientError(Exception):
+class AdminClientError(ClusterAccessError):
     """Base of every failure to reach a cluster through its brokers."""
 
 

@@ -946,20 +946,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``kto``: with no ``argv``, the process's own command line (the console script, which exits after)."""
     args = build_parser().parse_args(argv)
     args.process_ends_with_the_command = argv is None
-    from topic_operator.admin.errors import AdminClientError
-    from topic_operator.cluster_store import ClusterUnavailableError
+    from topic_operator.cluster_store import ClusterAccessError
     from topic_operator.manifests.limits import LimitSettingError
     from topic_operator.message_text import one_line
-    from topic_operator.zookeeper.errors import ZooKeeperError
 
     try:
         return int(args.handler(args))
-    except (
-        UsageError,
-        ZooKeeperError,
-        AdminClientError,
-        ClusterUnavailableError,
-        LimitSettingError,
-    ) as error:
+    except (UsageError, ClusterAccessError, LimitSettingError) as error:
         print(one_line(f"kto {args.command}: {error}"), file=sys.stderr)
         return EXIT_ERROR

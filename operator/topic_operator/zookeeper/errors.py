@@ -6,7 +6,7 @@ Messages never contain a password: connect strings carry none, and credentials a
 
 from __future__ import annotations
 
-from topic_operator.cluster_store import ClusterUnavailableError
+from topic_operator.cluster_store import ClusterAccessError, ClusterUnavailableError
 
 __all__ = [
     "FencedError",
@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-class ZooKeeperError(Exception):
+class ZooKeeperError(ClusterAccessError):
     """Base of every ZooKeeper-side failure."""
 
 

@@ -15,12 +15,11 @@ from typing import Any
 from kazoo.exceptions import KazooException
 
 from topic_operator.admin.errors import (
-    AdminClientError,
     AdminSettingsError,
     BrokersRefusedCredentialsError,
     BrokersTlsError,
 )
-from topic_operator.cluster_store import ClusterMismatchError, ClusterUnavailableError
+from topic_operator.cluster_store import ClusterAccessError, ClusterMismatchError, ClusterUnavailableError
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfigError, cluster_config, secret_names
@@ -34,7 +33,6 @@ from topic_operator.zookeeper.errors import (
     NotAKafkaClusterError,
     ZooKeeperAuthError,
     ZooKeeperChrootMissingError,
-    ZooKeeperError,
 )
 
 __all__ = [
@@ -101,9 +99,7 @@ def classify_failure(error: Exception) -> tuple[Reason, str]:
 CLUSTER_FAILURES = (
     ClusterConfigError,
     ClusterMismatchError,
-    ZooKeeperError,
-    AdminClientError,
-    ClusterUnavailableError,
+    ClusterAccessError,
     KazooException,
     ValueError,
 )

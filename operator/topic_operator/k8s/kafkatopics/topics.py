@@ -21,8 +21,7 @@ from typing import Any, Final
 
 from kazoo.exceptions import KazooException
 
-from topic_operator.admin.errors import AdminClientError
-from topic_operator.cluster_store import ClusterMismatchError, ClusterUnavailableError
+from topic_operator.cluster_store import ClusterAccessError, ClusterMismatchError
 from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
@@ -56,13 +55,10 @@ from topic_operator.model import ApplyMode, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
 from topic_operator.tenancy import Tenant, forbidden
-from topic_operator.zookeeper.errors import ZooKeeperError
 
 _CLUSTER_FAILURES = (
-    ZooKeeperError,
-    ClusterUnavailableError,
+    ClusterAccessError,
     ClusterMismatchError,
-    AdminClientError,
     KazooException,
     BatcherClosedError,
 )
