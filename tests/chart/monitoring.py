@@ -34,6 +34,15 @@ def exported_families() -> dict[str, frozenset[str]]:
     return families
 
 
+def deprecated_families() -> frozenset[str]:
+    """The families kept under an earlier name (their help says ``Deprecated:``): not shown, not alerted on."""
+    return frozenset(
+        family.name
+        for family in Metrics(CollectorRegistry()).registry.collect()
+        if family.documentation.startswith("Deprecated:")
+    )
+
+
 def process_wide_families() -> frozenset[str]:
     """The families with no ``cluster`` label, which measure the operator's process as a whole: on a fresh
     registry a labelled family has no child yet and exports no sample, an unlabelled one exports its own."""

@@ -115,7 +115,11 @@ def test_non_default_values_reach_the_objects() -> None:
         "monitoring",
         "1",
     )
-    assert [d["metadata"]["name"] for d in docs if d["kind"] == "KafkaCluster"] == ["main", "legacy"]
+    assert [d["metadata"]["name"] for d in docs if d["kind"] == "KafkaCluster"] == [
+        "main",
+        "legacy",
+        "events",
+    ]
     legacy = next(d for d in docs if d["kind"] == "KafkaCluster" and d["metadata"]["name"] == "legacy")
     assert legacy["metadata"]["namespace"] == "kafka-topic-operator"
     deployment = next(d for d in docs if d["kind"] == "Deployment")

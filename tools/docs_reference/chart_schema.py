@@ -5,7 +5,7 @@ refused by ``helm install`` first.
 
 Each item is ``name``, an optional ``namespace`` (the release's by default) and the fields of ``spec`` as the CRD
 declares them, with what JSON Schema has no words for left out (the ``x-kubernetes-*`` keys; their CEL rules are
-the API server's). One rule is added that the CRD leaves to the operator: Kafka 4 has no ZooKeeper, so a cluster
+the API server's), and no field the CRD does not declare. One rule is added that the CRD leaves to the operator: Kafka 4 has no ZooKeeper, so a cluster
 that declares ``zookeeper`` cannot declare a 4.x ``kafkaVersion``.
 """
 
@@ -55,11 +55,16 @@ def values_schema(repository: Path) -> str:
 
 
 def _json_schema(node: Any) -> Any:
-    """``node`` without the keys JSON Schema does not know (``x-kubernetes-*``)."""
+    """``node`` without the keys JSON Schema does not know (``x-kubernetes-*``), every object with declared
+    properties closed to others: the API server would drop an unknown field silently, and ``kubectl`` refuses it
+    (strict field validation), so the chart refuses a misspelt key too."""
     if isinstance(node, dict):
-        return {
+        schema = {
             key: _json_schema(value) for key, value in node.items() if not key.startswith("x-kubernetes-")
         }
+        if "properties" in schema and "additionalProperties" not in schema:
+            schema["additionalProperties"] = False
+        return schema
     if isinstance(node, list):
         return [_json_schema(value) for value in node]
     return node
