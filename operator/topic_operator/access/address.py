@@ -4,13 +4,13 @@ and a fleet file all give the same ``ClusterAddress``, and ``stores.opened_store
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from topic_operator.admin.client_settings import AdminSettings, settings_from_properties
+from topic_operator.admin.client_settings import AdminSettings, read_properties, settings_from_properties
 from topic_operator.model import ClusterSpec
 
-__all__ = ["ClusterAddress", "address_of"]
+__all__ = ["ClusterAddress", "address_of", "client_properties", "ignored_property_warnings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,3 +48,19 @@ def address_of(
             cluster.bootstrap_servers, client_properties or {}, where=where
         )
     return ClusterAddress(cluster.zookeeper_connect, brokers), ignored
+
+
+def client_properties(command_config: str | None) -> tuple[dict[str, str], str]:
+    """The client properties of ``--command-config`` (none without it), and how messages name where they came
+    from. Raises ``AdminSettingsError`` for a file that cannot be read."""
+    if not command_config:
+        return {}, "client properties"
+    return read_properties(command_config), f"--command-config {command_config}"
+
+
+def ignored_property_warnings(where: str, ignored: Iterable[str]) -> list[str]:
+    """One line for each property kto does not read, in the words Kafka's clients print."""
+    return [
+        f"warning: {where}: the configuration '{key}' was supplied but isn't a known config"
+        for key in ignored
+    ]

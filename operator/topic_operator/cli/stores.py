@@ -43,18 +43,14 @@ def admin_store(
 ) -> Iterator[ClusterStore]:
     """A store on the brokers, closed at the end. A property kto does not read is one warning line each, as
     Kafka's clients print them; a property that cannot be used ends the command naming it."""
-    from topic_operator.access.address import ClusterAddress
+    from topic_operator.access.address import ClusterAddress, client_properties, ignored_property_warnings
     from topic_operator.access.stores import opened_store
-    from topic_operator.admin.client_settings import read_properties, settings_from_properties
+    from topic_operator.admin.client_settings import settings_from_properties
 
-    properties = read_properties(command_config) if command_config else {}
-    where = f"--command-config {command_config}" if command_config else "client properties"
+    properties, where = client_properties(command_config)
     settings, ignored = settings_from_properties(bootstrap_servers, properties, where=where)
-    for key in ignored:
-        print(
-            f"warning: {where}: the configuration '{key}' was supplied but isn't a known config",
-            file=sys.stderr,
-        )
+    for line in ignored_property_warnings(where, ignored):
+        print(line, file=sys.stderr)
     # kto reports the brokers' answers and reads nothing back, so it does not wait for the metadata to show what
     # it created (the operator does: it re-reads for the status)
     with opened_store(ClusterAddress(brokers=settings), deadline=deadline, confirm_writes=False) as store:

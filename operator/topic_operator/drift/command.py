@@ -261,22 +261,17 @@ def _addresses(
     """Each cluster's way in: its ZooKeeper, its brokers with the ``--command-config`` client properties, or
     both. A property that cannot be used stops the run naming it; one kto does not read is one warning line,
     as Kafka's clients print them."""
-    from topic_operator.access.address import address_of
-    from topic_operator.admin.client_settings import read_properties
+    from topic_operator.access.address import address_of, client_properties, ignored_property_warnings
 
-    properties = read_properties(command_config) if command_config else {}
-    where = f"--command-config {command_config}" if command_config else "client properties"
+    properties, where = client_properties(command_config)
     addresses: list[tuple[str, ClusterAddress]] = []
     ignored: set[str] = set()
     for cluster in clusters:
         address, unread = address_of(cluster, properties, where=where)
         addresses.append((cluster.name, address))
         ignored.update(unread)
-    for key in sorted(ignored):
-        print(
-            f"warning: {where}: the configuration '{key}' was supplied but isn't a known config",
-            file=sys.stderr,
-        )
+    for line in ignored_property_warnings(where, sorted(ignored)):
+        print(line, file=sys.stderr)
     return addresses
 
 
