@@ -67,6 +67,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from harness.kraft_cluster import KRaftCluster  # the harness lives with the tests
 from harness.real_kafka import Broker
 from harness.server_binaries import KafkaDistribution, kafka_distributions
+from topic_operator.access.interface import DEFAULT_DEADLINE, Patience, WriteResult
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.config_answers import describe_configs_request
 from topic_operator.admin.connection import connected
@@ -74,7 +75,6 @@ from topic_operator.admin.metadata_answers import metadata_request
 from topic_operator.admin.raw_answers import answers_as_bytes
 from topic_operator.admin.reader import _parts as configs_parts  # the read's own split of DescribeConfigs
 from topic_operator.admin.store import AdminStore
-from topic_operator.cluster_store import DEFAULT_DEADLINE, Patience, WriteResult
 from topic_operator.manifests.loader import Manifests, load_manifests
 from topic_operator.model import ClusterState, TopicSpec
 from topic_operator.plan import Action, plan

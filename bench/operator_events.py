@@ -1019,8 +1019,8 @@ async def _main(args: argparse.Namespace) -> None:
     from kazoo.client import KazooClient
 
     from topic_operator.k8s.process.settings import OperatorSettings
-    from topic_operator.zookeeper.local_server import LocalZooKeeper, free_port
-    from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
+    from topic_operator.testing.local_server import LocalZooKeeper, free_port
+    from topic_operator.testing.simulated_brokers import bootstrap_cluster, register_brokers
 
     work = Path(tempfile.mkdtemp(prefix="kto-bench-operator-"))
     (work / "home").mkdir()

@@ -33,8 +33,8 @@ from kazoo.client import KazooClient
 
 from topic_operator.kafka.assignment import BrokerMetadata, assign_replicas_to_brokers
 from topic_operator.plan import CreateTopic
-from topic_operator.zookeeper.local_server import LocalZooKeeper
-from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
+from topic_operator.testing.local_server import LocalZooKeeper
+from topic_operator.testing.simulated_brokers import bootstrap_cluster, register_brokers
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import CONTROLLER_EPOCH, Outcome, ZooKeeperWriter
 from topic_operator.zookeeper.znodes import (

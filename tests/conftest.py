@@ -24,7 +24,7 @@ from harness.zookeeper import (
     delete_chroot,
     new_client,
 )
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient

@@ -11,12 +11,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from topic_operator.grants import Tenancy
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 from topic_operator.kafka.broker_settings import BrokerSettings
 from topic_operator.kafka.cluster_release import ReleaseEvidence
 from topic_operator.kafka.kraft_migration import MigrationStage, WriterChoice
 from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KafkaVersion
+from topic_operator.tenants.grants import Tenancy
 
 __all__ = [
     "BROKER_IDS_PATH",

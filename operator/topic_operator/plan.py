@@ -378,7 +378,7 @@ def _keep_rates_a_new_reassignment_needs(plans: list[TopicPlan]) -> list[TopicPl
 def refused(plan: Plan, refusals: Mapping[str, KafkaError]) -> Plan:
     """``plan`` with the topics someone refused turned into rejections: their changes shown, their actions dropped,
     the refusal in its own words. The cluster itself refuses (its ``validate_only`` verdict), and so does a
-    KafkaCluster's grant to the namespace that declared the topic (``tenancy``)."""
+    KafkaCluster's grant to the namespace that declared the topic (``tenants.rules``)."""
     if not refusals:
         return plan
     topics = tuple(

@@ -19,7 +19,7 @@ from enum import Enum
 
 from kazoo.client import KazooClient
 
-from topic_operator.cluster_store import (
+from topic_operator.access.interface import (
     DEFAULT_DEADLINE,
     ClusterStore,
     ClusterUnavailableError,
@@ -131,7 +131,7 @@ class Reconciler:
         ``ClusterUnavailableError`` if the read cannot finish within the deadline.
 
         ``judge`` refuses topics the planner would write (a KafkaCluster's grants to the namespaces that declared
-        them: ``tenancy``); it sees the plan and the state it was made against."""
+        them: ``tenants.rules``); it sees the plan and the state it was made against."""
         if state is None:
             desired, deleting = list(desired), list(deleting)
             # A plan compares only the declared topics' overrides (the others are listed, never diffed), so only

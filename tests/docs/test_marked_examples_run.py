@@ -20,7 +20,7 @@ from harness.docs_blocks import blocks_of, markdown_pages
 from harness.docs_page_run import PageRun, run_page
 from harness.real_apiserver import RealApiServer
 from harness.zookeeper import ZkChroot
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -2,7 +2,7 @@
 
 from kazoo.client import KazooClient
 
-from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
+from topic_operator.testing.simulated_brokers import bootstrap_cluster, register_brokers
 
 SIX_BROKERS_THREE_RACKS: tuple[str, ...] = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
 CLUSTER_ID = "kto-test-cluster-0000A"

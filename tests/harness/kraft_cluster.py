@@ -28,7 +28,7 @@ import pytest
 from harness.real_kafka import RACKS, SMALL_CLUSTER_SETTINGS, Broker, KafkaBrokers
 from harness.real_kraft import KRaftController, _wait_started, format_storage
 from harness.server_binaries import KafkaDistribution, kafka_distributions
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 __all__ = ["ClientListener", "KRaftCluster", "kraft_cluster_or_skip", "kraft_distribution", "new_cluster_id"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 __all__ = ["Operator", "running_operator", "start_operator"]
 

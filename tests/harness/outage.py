@@ -34,7 +34,7 @@ from harness.kafka_cluster import make_kafka_cluster
 from harness.write_faults import fresh_read
 from harness.zookeeper import close_client, connected, new_client
 from topic_operator.model import ClusterState
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 
 CHROOT = "/kafka"
 CLUSTER = "outage"

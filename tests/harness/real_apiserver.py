@@ -40,7 +40,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from harness.kube_client import KubeClient, write_kubeconfig
 from harness.lifecycle import StartedServer
 from harness.server_binaries import api_server_binaries
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 OPERATOR_NAMESPACE = "kafka-topic-operator"
 OPERATOR_ACCOUNT = "kafka-topic-operator"

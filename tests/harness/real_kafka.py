@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.lifecycle import StartedServer
 from harness.real_apiserver import stop_process
 from harness.server_binaries import KafkaDistribution
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 __all__ = ["Broker", "KafkaBrokers"]
 

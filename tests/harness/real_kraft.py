@@ -24,7 +24,7 @@ from pathlib import Path
 
 from harness.real_kafka import Broker, KafkaBrokers
 from harness.server_binaries import KafkaDistribution
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 __all__ = ["BrokerMode", "KRaftController", "MigratingBrokers", "format_storage"]
 

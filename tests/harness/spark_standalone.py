@@ -27,7 +27,7 @@ from types import TracebackType
 import pyspark
 
 from harness.spark import LOG4J2
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 SPARK_HOME = Path(pyspark.__file__).parent
 SPARK_CLASS = SPARK_HOME / "bin" / "spark-class"

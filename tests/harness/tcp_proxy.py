@@ -12,7 +12,7 @@ import socket
 import threading
 from types import TracebackType
 
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 __all__ = ["TcpProxy"]
 

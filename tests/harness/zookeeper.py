@@ -22,7 +22,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError, NotEmptyError
 from kazoo.protocol.states import KazooState
 
-from topic_operator.zookeeper.local_server import (
+from topic_operator.testing.local_server import (
     LocalZooKeeper,
     four_letter_word,
     port_is_free,

@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.condition_reasons import KAFKATOPIC, REASON_GUIDES
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

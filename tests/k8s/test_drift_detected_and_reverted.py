@@ -13,11 +13,11 @@ from kazoo.client import KazooClient
 from harness.kafka_cluster import make_kafka_cluster
 from harness.states import cluster_spec, spec
 from harness.zookeeper import ZkChroot
-from topic_operator.cluster_store import ClusterUnavailableError
+from topic_operator.access.interface import ClusterUnavailableError
 from topic_operator.k8s import handlers
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
-from topic_operator.zookeeper.simulated_brokers import register_broker
+from topic_operator.testing.simulated_brokers import register_broker
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

@@ -15,7 +15,7 @@ from harness.states import cluster_spec, spec
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online, carry_out_reassignments
+from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

@@ -12,7 +12,7 @@ from k8s_world import World, kafka_cluster, kafka_topic, ready, wait_for_view
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online, carry_out_reassignments
+from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from k8s_world import FakeKubernetes
 
 from topic_operator.cli.main import main
-from topic_operator.grants import read_tenancy
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkatopics.admission import admission_refusal
 from topic_operator.k8s.process.settings import OperatorSettings
+from topic_operator.tenants.grants import read_tenancy
 
 _scalars = st.none() | st.booleans() | st.integers(-3, 100) | st.text(max_size=8)
 JSONISH = st.recursive(

@@ -9,7 +9,7 @@ import pytest
 from k8s_world import World, kafka_topic, ready, wait_for_view
 from kazoo.client import KazooClient
 
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

@@ -24,7 +24,7 @@ from harness.operator_process import Operator, start_operator
 from harness.real_apiserver import AS_DEPLOYED, RealApiServer, installed_apiserver, operator_kubeconfig_of
 from harness.real_kafka import KafkaBrokers
 from harness.server_binaries import kafka_distributions, zookeeper_mode_distributions
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 
 DISTRIBUTIONS, NO_KAFKA = zookeeper_mode_distributions()
 """The distributions whose brokers the ``kafka`` fixture runs in ZooKeeper mode (4.0 removed that mode)."""

@@ -18,7 +18,7 @@ from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.cli.main import main as kto
 from topic_operator.drift.command import main as drift
 from topic_operator.snapshot_rows import rows_from_cluster
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 pytestmark = pytest.mark.timeout(300)
 

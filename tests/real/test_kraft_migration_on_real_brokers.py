@@ -38,7 +38,7 @@ from harness.waiting import eventually
 from harness.zookeeper import connected
 from topic_operator.cli.main import main as kto_main
 from topic_operator.kafka.kraft_migration import MigrationFacts, MigrationStage, migration_stage
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.znodes import ControllerZNode, MigrationZNode
 
 pytestmark = pytest.mark.timeout(300)

@@ -32,7 +32,7 @@ from topic_operator.admin.connection import connected
 from topic_operator.admin.store import AdminStore
 from topic_operator.manifests.loader import load_manifests
 from topic_operator.reconcile import Reconciler, TopicOutcome
-from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_broker
+from topic_operator.testing.simulated_brokers import bootstrap_cluster, register_broker
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -33,7 +33,7 @@ from harness.waiting import eventually
 from harness.zookeeper import ZkChroot
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import connected
-from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_broker
+from topic_operator.testing.simulated_brokers import bootstrap_cluster, register_broker
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -50,7 +50,7 @@ from harness.waiting import eventually
 from harness.zookeeper import connected
 from topic_operator.model import Broker, ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import CreateTopic, plan_topic
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 
 pytestmark = pytest.mark.timeout(600)
 

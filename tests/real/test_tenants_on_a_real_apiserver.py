@@ -57,7 +57,7 @@ from harness.tenants import (
     tenant_client,
 )
 from harness.zookeeper import ZkChroot
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode
 
 pytestmark = pytest.mark.timeout(180)

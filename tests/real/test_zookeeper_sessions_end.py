@@ -21,7 +21,7 @@ from harness.kube_client import KubeClient
 from harness.operator_process import Operator
 from harness.waiting import eventually
 from harness.zookeeper import connected
-from topic_operator.zookeeper.local_server import LocalZooKeeper, ServerSasl
+from topic_operator.testing.local_server import LocalZooKeeper, ServerSasl
 from topic_operator.zookeeper.znodes import TopicConfigZNode
 
 pytestmark = pytest.mark.timeout(150)

@@ -34,7 +34,7 @@ from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW, DESIRED_ARRO
 from topic_operator.drift.desired_rows import spec_to_row
 from topic_operator.drift.schema import CLUSTER_DRIFT_SCHEMA, DESIRED_SCHEMA, FINDINGS_SCHEMA
 from topic_operator.snapshot_rows import rows_from_cluster
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 

@@ -21,8 +21,8 @@ from topic_operator.plan import plan
 from topic_operator.plan_output import cluster_problems, plan_to_dict, writes_to_dict
 from topic_operator.reconcile import Reconciler
 from topic_operator.snapshot_rows import rows_from_cluster
-from topic_operator.zookeeper.local_server import LocalZooKeeper, free_port
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.testing.local_server import LocalZooKeeper, free_port
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.zookeeper

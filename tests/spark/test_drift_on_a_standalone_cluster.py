@@ -24,7 +24,7 @@ from test_kto_drift_command import write_manifests
 
 from harness.spark_standalone import StandaloneCluster, loopback_environment
 from topic_operator.drift.command import main
-from topic_operator.zookeeper.local_server import LocalZooKeeper
+from topic_operator.testing.local_server import LocalZooKeeper
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kafka.admin import AlterConfigOp
 
+from topic_operator.access.interface import Outcome
 from topic_operator.admin.writer import _by_topic, _from_answers, config_operations
-from topic_operator.cluster_store import Outcome
 from topic_operator.kafka.errors import InvalidConfigurationError, PolicyViolationError, TopicExistsError
 from topic_operator.model import Broker
 from topic_operator.plan import AlterConfig, CreateTopic

@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 
 from harness.states import cluster_spec, cluster_state, existing, spec
-from topic_operator.cluster_store import Backend, Outcome, Patience, WriteResult
-from topic_operator.grants import Grant, Tenancy, read_tenancy
+from topic_operator.access.interface import Backend, Outcome, Patience, WriteResult
 from topic_operator.kafka.errors import KafkaError, TopicAuthorizationError
 from topic_operator.model import ClusterState, DeletionPolicy, TopicSpec
 from topic_operator.plan import Action, AddPartitions, CreateTopic, Plan, TopicStatus, plan
 from topic_operator.reconcile import Reconciler, TopicOutcome
-from topic_operator.tenancy import (
+from topic_operator.tenants.grants import Grant, Tenancy, read_tenancy
+from topic_operator.tenants.rules import (
     Declared,
     QuotaExceededError,
     Tenant,

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topic_operator.grants import (
+from topic_operator.tenants.grants import (
     Grant,
     NamespaceSelector,
     Quota,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from topic_operator.cli.main import main
-from topic_operator.grants import read_tenancy
+from topic_operator.tenants.grants import read_tenancy
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "tenants.md"
 

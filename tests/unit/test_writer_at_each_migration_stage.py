@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 
 import pytest
 
-from topic_operator.cluster_store import (
+from topic_operator.access.interface import (
     DEFAULT_DEADLINE,
     Backend,
     ClusterMismatchError,
@@ -21,12 +21,12 @@ from topic_operator.cluster_store import (
     Patience,
     WriteResult,
 )
+from topic_operator.access.staged import StagedStore, WriterMovedError
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.kraft_migration import MigrationStage, Writer, choose_writer
 from topic_operator.model import Broker, ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import Action, AlterConfig
 from topic_operator.reconcile import Reconciler, TopicOutcome
-from topic_operator.staged_store import StagedStore, WriterMovedError
 
 AFTER_THE_COPY = (
     MigrationStage.DUAL_WRITE,

@@ -15,12 +15,12 @@ from kazoo.exceptions import ConnectionLoss
 from kazoo.retry import RetryFailedError
 
 from harness.zookeeper import ZkChroot
+from topic_operator.testing.local_server import free_port
 from topic_operator.zookeeper.connection import ZooKeeperSettings, connected, open_client
 from topic_operator.zookeeper.errors import (
     ZooKeeperChrootMissingError,
     ZooKeeperUnavailableError,
 )
-from topic_operator.zookeeper.local_server import free_port
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from harness.kafka_cluster import CLUSTER_ID, SIX_BROKERS_THREE_RACKS
 from topic_operator.kafka.releases import format_version
 from topic_operator.model import ClusterSpec, TopicSpec
 from topic_operator.reconcile import Reconciler, TopicOutcome
-from topic_operator.zookeeper.simulated_brokers import (
+from topic_operator.testing.simulated_brokers import (
     bootstrap_cluster,
     bring_partitions_online,
     register_brokers,

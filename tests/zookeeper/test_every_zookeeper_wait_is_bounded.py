@@ -16,10 +16,10 @@ from harness.kafka_cluster import make_kafka_cluster
 from harness.outage import run_in_thread
 from harness.zookeeper import connected
 from topic_operator.plan import AlterConfig
+from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.bounded import client_gave_up
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
-from topic_operator.zookeeper.local_server import LocalZooKeeper
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter

@@ -25,8 +25,8 @@ from harness.outage import (
     kafka_server,
     kto,
 )
+from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.bounded import DEFAULT_DEADLINE
-from topic_operator.zookeeper.local_server import LocalZooKeeper
 
 TOPICS = 600
 SLACK = 10.0

@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 
 from harness.cli import kafka_topic, kto
 from harness.zookeeper import ZkChroot
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online, carry_out_reassignments
+from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
 
 CLUSTER = (

@@ -9,7 +9,7 @@ from kazoo.client import KazooClient
 from harness.cli import kafka_topic, kto, write_manifests
 from harness.zookeeper import ZkChroot
 from topic_operator.snapshot_rows import rows_to_clusters
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 
 

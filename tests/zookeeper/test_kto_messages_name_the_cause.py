@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from harness.cli import kafka_topic, kto, write_manifests
 from harness.zookeeper import ZkChroot
 from topic_operator.cli.main import main
-from topic_operator.zookeeper.local_server import free_port
+from topic_operator.testing.local_server import free_port
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
 
 from harness.zookeeper import ZkChroot, connected, drop_connection, expire_session, listening_addresses
-from topic_operator.zookeeper.local_server import (
+from topic_operator.testing.local_server import (
     LocalZooKeeper,
     ZooKeeperNotInstalledError,
     zookeeper_classpath,

@@ -21,7 +21,7 @@ from harness.zookeeper import ZkChroot
 from topic_operator.model import ClusterSpec
 from topic_operator.plan import plan
 from topic_operator.snapshot_rows import rows_to_clusters
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
 

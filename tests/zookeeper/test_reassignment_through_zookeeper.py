@@ -14,7 +14,7 @@ from topic_operator.kafka.errors import (
 )
 from topic_operator.model import ReassignmentPolicy
 from topic_operator.reconcile import Reconciler, TopicOutcome
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online, carry_out_reassignments
+from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.znodes import PartitionStateZNode
 

@@ -33,8 +33,8 @@ from harness.outage import (
 from topic_operator.manifests.loader import load_manifests
 from topic_operator.model import ClusterSpec, TopicSpec
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
+from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
-from topic_operator.zookeeper.local_server import LocalZooKeeper
 
 TOPICS = 300
 FAULT_AT = 30

@@ -11,7 +11,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from topic_operator.model import PartitionState
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online, carry_out_reassignments
+from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.znodes import (
     PartitionStateZNode,

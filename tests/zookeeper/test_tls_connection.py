@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from topic_operator.testing.local_server import LocalZooKeeper, ServerTls
 from topic_operator.zookeeper.connection import (
     Secret,
     TlsSettings,
@@ -27,7 +28,6 @@ from topic_operator.zookeeper.connection import (
     open_client,
 )
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
-from topic_operator.zookeeper.local_server import LocalZooKeeper, ServerTls
 
 KEY_PASSWORD = "key-pw-6a0f"
 

@@ -10,8 +10,8 @@ from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot, close_client, drop_connection, expire_session, new_client
 from topic_operator.model import ClusterState
+from topic_operator.testing.simulated_brokers import register_broker
 from topic_operator.zookeeper import watched as watched_module
-from topic_operator.zookeeper.simulated_brokers import register_broker
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.znodes import ControllerZNode, ReassignPartitionsZNode

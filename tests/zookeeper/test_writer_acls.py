@@ -18,8 +18,8 @@ from kazoo.security import ACL, ANYONE_ID_UNSAFE, Id, Permissions, make_digest_a
 from harness.kafka_cluster import CLUSTER_ID, SIX_BROKERS_THREE_RACKS
 from harness.zookeeper import ZkChroot, close_client, connected, new_client
 from topic_operator.plan import AlterConfig, CreateTopic, DeleteTopic
+from topic_operator.testing.simulated_brokers import register_brokers
 from topic_operator.zookeeper.errors import WriteRefusedError
-from topic_operator.zookeeper.simulated_brokers import register_brokers
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import KAFKA_SECURE_ACL, Outcome, ZooKeeperWriter
 from topic_operator.zookeeper.znodes import BrokerIdsZNode, ClusterIdZNode

@@ -12,8 +12,8 @@ from kazoo.retry import KazooRetry
 
 from harness.kafka_cluster import make_kafka_cluster
 from topic_operator.plan import CreateTopic
+from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
-from topic_operator.zookeeper.local_server import LocalZooKeeper
 from topic_operator.zookeeper.writer import Outcome, WriteResult, ZooKeeperWriter
 
 BATCH = 50

@@ -14,8 +14,8 @@ from topic_operator.kafka.errors import (
 )
 from topic_operator.kafka.reassignment import PartitionMove
 from topic_operator.plan import AddPartitions, AlterConfig, CreateTopic, DeleteTopic, Reassign
+from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.errors import NotAKafkaClusterError, WriteConflictError
-from topic_operator.zookeeper.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import Outcome, ZooKeeperWriter
 from topic_operator.zookeeper.znodes import ReassignPartitionsZNode

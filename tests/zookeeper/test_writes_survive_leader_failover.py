@@ -36,7 +36,7 @@ from harness.write_faults import (
     fresh_read,
 )
 from harness.zookeeper import Ensemble, chroot_for, close_client, connected, delete_chroot, new_client
-from topic_operator.zookeeper.simulated_brokers import bootstrap_cluster, register_brokers
+from topic_operator.testing.simulated_brokers import bootstrap_cluster, register_brokers
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.writer import Outcome, WriteResult, ZooKeeperWriter
 

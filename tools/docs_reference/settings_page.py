@@ -22,7 +22,7 @@ from tools.docs_reference.markdown import code, generated_header, page, prose, t
 
 OTHER_VARIABLES: dict[str, tuple[str, str]] = {
     "JAVA_HOME": (
-        "topic_operator.zookeeper.local_server",
+        "topic_operator.testing.local_server",
         "The JDK whose `bin/java` runs the throwaway ZooKeeper of `kto demo`; unset: the `java` on `PATH`.",
     ),
     "MALLOC_ARENA_MAX": (
@@ -190,8 +190,8 @@ def _limits_section() -> list[str]:
 
 
 def _command_section() -> list[str]:
+    from topic_operator.access.interface import DEFAULT_DEADLINE
     from topic_operator.cli.main import DEADLINE_VARIABLE
-    from topic_operator.cluster_store import DEFAULT_DEADLINE
 
     return [
         "## kto commands",

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from topic_operator.access.address import ClusterAddress
-from topic_operator.cluster_store import DEFAULT_DEADLINE, ClusterStore
+from topic_operator.access.interface import DEFAULT_DEADLINE, ClusterStore
 
 __all__ = ["opened_store"]
 
@@ -27,9 +27,9 @@ def opened_store(
     deadline) how long reaching the cluster may take. ``read_only``: a ZooKeeper session that a read-only server
     may serve, for a caller that never writes (the drift job). ``confirm_writes``: whether the brokers' store
     waits for its writes to show in the metadata."""
+    from topic_operator.access.staged import StagedStore
     from topic_operator.admin.connection import connected as admin_connected
     from topic_operator.admin.store import AdminStore
-    from topic_operator.staged_store import StagedStore
     from topic_operator.zookeeper.connection import ZooKeeperSettings
     from topic_operator.zookeeper.connection import connected as zookeeper_connected
     from topic_operator.zookeeper.store import ZooKeeperStore

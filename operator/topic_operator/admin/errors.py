@@ -6,7 +6,7 @@ classes, built by ``kafka.errors.error_for_code``; these are about the connectio
 
 from __future__ import annotations
 
-from topic_operator.cluster_store import ClusterAccessError, ClusterUnavailableError
+from topic_operator.access.interface import ClusterAccessError, ClusterUnavailableError
 
 __all__ = [
     "AdminClientError",

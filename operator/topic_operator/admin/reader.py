@@ -27,6 +27,7 @@ import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import KafkaAdminClient
 
+from topic_operator.access.interface import DEFAULT_DEADLINE
 from topic_operator.admin.answer_bytes import UndecodableAnswerError
 from topic_operator.admin.any_broker import through_any_broker
 from topic_operator.admin.config_answers import describe_configs_request, topic_configs_in
@@ -38,7 +39,6 @@ from topic_operator.admin.metadata_answers import (
 )
 from topic_operator.admin.raw_answers import answers_as_bytes
 from topic_operator.admin.release import broker_release, metadata_version
-from topic_operator.cluster_store import DEFAULT_DEADLINE
 from topic_operator.kafka.kraft_migration import choose_writer
 from topic_operator.model import Backend, Broker, ClusterState, PartitionState, TopicState
 

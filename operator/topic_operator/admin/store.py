@@ -7,11 +7,11 @@ from collections.abc import Callable, Collection, Sequence
 
 from kafka.admin import KafkaAdminClient
 
+from topic_operator.access.interface import DEFAULT_DEADLINE, Backend, Patience, WriteResult
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import open_admin, reaching
 from topic_operator.admin.reader import read_cluster
 from topic_operator.admin.writer import AdminWriter
-from topic_operator.cluster_store import DEFAULT_DEADLINE, Backend, Patience, WriteResult
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ClusterState
 from topic_operator.plan import Action

@@ -35,13 +35,13 @@ import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 
+from topic_operator.access.interface import Outcome, WriteResult
 from topic_operator.admin.any_broker import through_any_broker
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.config_operations import config_operations
 from topic_operator.admin.connection import reaching
 from topic_operator.admin.errors import AdminClientError, WriteFencedError
 from topic_operator.admin.request_sizes import records_of, within_records
-from topic_operator.cluster_store import Outcome, WriteResult
 from topic_operator.kafka.errors import KafkaError, error_for_code
 from topic_operator.kafka.reassignment import BROKER_THROTTLE_RATES
 from topic_operator.plan import Action, AddPartitions, AlterConfig, CreateTopic, DeleteTopic, Reassign

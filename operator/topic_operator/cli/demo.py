@@ -26,14 +26,14 @@ from topic_operator.manifests.loader import load_manifests, load_objects
 from topic_operator.model import ApplyMode, ClusterSpec, ReassignmentPolicy, TopicSpec
 from topic_operator.plan_output import render_plan_text
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
-from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
-from topic_operator.zookeeper.local_server import LocalZooKeeper
-from topic_operator.zookeeper.simulated_brokers import (
+from topic_operator.testing.local_server import LocalZooKeeper
+from topic_operator.testing.simulated_brokers import (
     bootstrap_cluster,
     bring_partitions_online,
     carry_out_reassignments,
     register_brokers,
 )
+from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.znodes import BrokerConfigZNode, ConfigChangeZNode, ReassignPartitionsZNode
 

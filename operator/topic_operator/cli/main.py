@@ -162,7 +162,7 @@ def _declared(
     """
     from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KRAFT_ONLY_VERSIONS, format_version
     from topic_operator.manifests.loader import TenantRules, load_manifests
-    from topic_operator.tenancy import plan_judge
+    from topic_operator.tenants.rules import plan_judge
 
     fallback = args.kafka_version or DEFAULT_KAFKA_VERSION
     # Brokers say their own release: with no --kafka-version, a topic of no KafkaCluster document is checked
@@ -187,7 +187,7 @@ def _declared(
             name=name, zookeeper_connect="", kafka_version=fallback, kafka_version_declared=told
         )
         # Either flag alone is the only way in; both, or a KafkaCluster declaring both, let the migration's
-        # stage choose which one writes (``staged_store``).
+        # stage choose which one writes (``access.staged``).
         connect = args.zookeeper or ("" if args.bootstrap_server else cluster.zookeeper_connect)
         brokers = args.bootstrap_server or (None if args.zookeeper else cluster.bootstrap_servers)
         if not connect and not brokers and needs_zookeeper:
@@ -946,7 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``kto``: with no ``argv``, the process's own command line (the console script, which exits after)."""
     args = build_parser().parse_args(argv)
     args.process_ends_with_the_command = argv is None
-    from topic_operator.cluster_store import ClusterAccessError
+    from topic_operator.access.interface import ClusterAccessError
     from topic_operator.manifests.limits import LimitSettingError
     from topic_operator.message_text import one_line
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-from topic_operator.cluster_store import ClusterStore
+from topic_operator.access.interface import ClusterStore
 
 __all__ = ["add_bootstrap_options", "admin_store", "cluster_address"]
 
@@ -93,7 +93,7 @@ def _staged(
     brokers_address: str,
 ) -> Iterator[ClusterStore]:
     """Both stores open, as one ``StagedStore``; both closed at the end."""
-    from topic_operator.staged_store import StagedStore
+    from topic_operator.access.staged import StagedStore
 
     with zookeeper() as on_zookeeper, brokers as on_brokers:
         yield StagedStore(

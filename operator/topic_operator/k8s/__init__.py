@@ -11,6 +11,6 @@ webhook), ``kafkaclusters/`` (a KafkaCluster's handle, link, batches, status and
 (``kto run``, its settings, the leader Lease, probes, metrics, login and the seam to the API server). At the top:
 ``handlers`` (what kopf calls), ``context`` (what every handler shares), the conditions and statuses.
 
-May import: the engine (``reconcile``, ``plan``, ``plan_output``, ``model``, ``grants``, ``tenancy``),
+May import: the engine (``reconcile``, ``plan``, ``plan_output``, ``model``, ``tenants``),
 ``manifests/``, ``zookeeper/``, ``admin/``, ``kafka/``, kopf, lightkube and prometheus-client. Never ``drift/``, ``cli/`` or Spark.
 """

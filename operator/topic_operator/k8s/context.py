@@ -13,7 +13,6 @@ from typing import Any, Protocol
 
 from kazoo.client import KazooClient
 
-from topic_operator.grants import Tenancy, read_tenancy
 from topic_operator.k8s.kafkaclusters.registry import ClusterKey, ClusterRegistry
 from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
 from topic_operator.k8s.process.kube_api import EventSink, KubernetesApi, patch_status_over
@@ -23,6 +22,7 @@ from topic_operator.k8s.process.readiness import Readiness
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.manifests.limits import ManifestLimits
 from topic_operator.model import TopicSpec
+from topic_operator.tenants.grants import Tenancy, read_tenancy
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["OperatorContext", "QueuedTopicWork", "utc_now"]

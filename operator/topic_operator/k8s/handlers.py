@@ -33,7 +33,6 @@ from typing import Any, Final, cast
 
 import kopf
 
-from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.clusters import (
@@ -61,7 +60,8 @@ from topic_operator.k8s.process.persistence import STATUS_FIELD, configure_persi
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.k8s.status import same_status
 from topic_operator.model import ClusterState
-from topic_operator.tenancy import tenant_usage
+from topic_operator.tenants.grants import cluster_reference
+from topic_operator.tenants.rules import tenant_usage
 
 __all__ = ["FINALIZER", "GROUP", "build_kopf_settings", "build_registry"]
 

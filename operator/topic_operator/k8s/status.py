@@ -31,7 +31,7 @@ from topic_operator.model import ClusterState, TopicState
 from topic_operator.plan import Change, Reassign, TopicPlan, TopicStatus
 from topic_operator.plan_output import action_to_dict, error_to_dict
 from topic_operator.reconcile import TopicOutcome
-from topic_operator.tenancy import QuotaExceededError
+from topic_operator.tenants.rules import QuotaExceededError
 
 __all__ = [
     "MAX_MESSAGE",

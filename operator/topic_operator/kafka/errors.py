@@ -189,7 +189,7 @@ class PolicyViolationError(KafkaError):
 @_kafka_exception(_ERRORS + "TopicAuthorizationException", 29)
 class TopicAuthorizationError(KafkaError):
     """The principal may not touch the topic: Kafka's ACLs refused it, or a KafkaCluster does not grant the
-    namespace that declared it (``tenancy``)."""
+    namespace that declared it (``tenants.rules``)."""
 
 
 class BrokerRefusalError(KafkaError):

@@ -31,7 +31,6 @@ from typing import Any, BinaryIO, Final, TypeGuard
 
 from topic_operator.connect_string import connect_string_problem
 from topic_operator.crd.cel_equivalents import FastCelRules
-from topic_operator.grants import Tenancy, read_tenancy
 from topic_operator.kafka.assignment import RackAwareMode, validate_replica_assignment
 from topic_operator.kafka.broker_settings import BrokerSettings, broker_setting_problem
 from topic_operator.kafka.errors import InvalidConfigurationError, KafkaError, TopicAuthorizationError
@@ -71,7 +70,8 @@ from topic_operator.model import (
     ReassignmentPolicy,
     TopicSpec,
 )
-from topic_operator.tenancy import Declared, Tenant, Usage, grant_admitting, limit_violation, over_quota
+from topic_operator.tenants.grants import Tenancy, read_tenancy
+from topic_operator.tenants.rules import Declared, Tenant, Usage, grant_admitting, limit_violation, over_quota
 
 __all__ = [
     "MISSING",

@@ -34,7 +34,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
 from kazoo.protocol.states import KeeperState
 
-from topic_operator.cluster_store import DEFAULT_DEADLINE, Patience
+from topic_operator.access.interface import DEFAULT_DEADLINE, Patience
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
 
 __all__ = [

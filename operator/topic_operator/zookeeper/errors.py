@@ -6,7 +6,7 @@ Messages never contain a password: connect strings carry none, and credentials a
 
 from __future__ import annotations
 
-from topic_operator.cluster_store import ClusterAccessError, ClusterUnavailableError
+from topic_operator.access.interface import ClusterAccessError, ClusterUnavailableError
 
 __all__ = [
     "FencedError",

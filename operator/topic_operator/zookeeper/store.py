@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 
 from kazoo.client import KazooClient
 
-from topic_operator.cluster_store import DEFAULT_DEADLINE, Backend, Patience, WriteResult
+from topic_operator.access.interface import DEFAULT_DEADLINE, Backend, Patience, WriteResult
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ClusterState
 from topic_operator.plan import Action

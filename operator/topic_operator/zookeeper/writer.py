@@ -31,7 +31,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.security import ACL
 
-from topic_operator.cluster_store import Outcome, WriteResult
+from topic_operator.access.interface import Outcome, WriteResult
 from topic_operator.kafka.errors import (
     AdminOperationError,
     BrokerNotAvailableError,

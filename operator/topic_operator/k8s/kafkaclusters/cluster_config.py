@@ -60,7 +60,7 @@ class ClusterConfig:
     """Changes exactly when a new session is needed."""
     brokers: AdminSettings | None = None
     """Its brokers too, when the KafkaCluster declares both (a cluster migrating to KRaft): which of the two
-    writes is decided by the migration's stage (``staged_store``)."""
+    writes is decided by the migration's stage (``access.staged``)."""
 
 
 def _zookeeper(body: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,6 +1,6 @@
 """How a ``ClusterHandle`` reaches its Kafka cluster: a kazoo session with its watched view (ZooKeeper), an
 Admin client on the brokers (a KRaft cluster), or both for a cluster migrating to KRaft (``MigratingLink``: the
-stage decides which one is written, ``staged_store``). Each gives the handle the engine's store, the cluster's
+stage decides which one is written, ``access.staged``). Each gives the handle the engine's store, the cluster's
 state, a targeted read, whether the link is up, and when it must be replaced; everything else about a cluster (its
 thread, batches, policy, status) is the handle's and the same for all.
 
@@ -17,13 +17,13 @@ from typing import Protocol
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
+from topic_operator.access.interface import ClusterStore, ClusterUnavailableError
+from topic_operator.access.staged import StagedStore, staged_writer
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.errors import AdminClientError
 from topic_operator.admin.store import AdminStore, open_store
-from topic_operator.cluster_store import ClusterStore, ClusterUnavailableError
 from topic_operator.kafka.kraft_migration import Writer, WriterChoice
 from topic_operator.model import ClusterState
-from topic_operator.staged_store import StagedStore, staged_writer
 from topic_operator.zookeeper.bounded import client_gave_up
 from topic_operator.zookeeper.connection import close_client
 from topic_operator.zookeeper.snapshot import read_cluster

@@ -14,12 +14,12 @@ from typing import Any
 
 from kazoo.exceptions import KazooException
 
+from topic_operator.access.interface import ClusterAccessError, ClusterMismatchError, ClusterUnavailableError
 from topic_operator.admin.errors import (
     AdminSettingsError,
     BrokersRefusedCredentialsError,
     BrokersTlsError,
 )
-from topic_operator.cluster_store import ClusterAccessError, ClusterMismatchError, ClusterUnavailableError
 from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfigError, cluster_config, secret_names

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 
+from topic_operator.access.interface import ClusterUnavailableError
 from topic_operator.admin.client_settings import AdminSettings
-from topic_operator.cluster_store import ClusterUnavailableError
 from topic_operator.k8s.kafkaclusters.batching import Batcher
 from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfig
 from topic_operator.k8s.kafkaclusters.cluster_links import (
@@ -41,7 +41,7 @@ from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan
 from topic_operator.reconcile import Judge, Reconciler, TopicOutcome, TopicResult
-from topic_operator.tenancy import Tenant, plan_judge
+from topic_operator.tenants.rules import Tenant, plan_judge
 from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]

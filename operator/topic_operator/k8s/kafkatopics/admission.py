@@ -5,7 +5,7 @@ to date (``kafka-topic-operator.kto.dev``). It is opt-in (``KTO_WEBHOOK_PORT``) 
 ignores it when it cannot answer (``failurePolicy: Ignore``), so an operator that is down never blocks an apply: the
 operator judges every KafkaTopic again anyway, and it is the final judge.
 
-The rules are ``tenancy``'s, the ones the operator and ``kto`` use. Admission has no Kafka to count in, so a quota
+The rules are ``tenants.rules``'s, the ones the operator and ``kto`` use. Admission has no Kafka to count in, so a quota
 is counted over the namespace's KafkaTopics as declared (their topics, their partitions): it refuses at apply what
 would go over on its face, and the operator, counting in Kafka, refuses the rest.
 
@@ -26,12 +26,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.kafka.errors import TopicAuthorizationError
-from topic_operator.tenancy import (
+from topic_operator.tenants.grants import cluster_reference
+from topic_operator.tenants.rules import (
     Declared,
     Tenant,
     Usage,

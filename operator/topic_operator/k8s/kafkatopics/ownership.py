@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topic_operator.grants import cluster_reference
 from topic_operator.k8s.bodies import mapping
+from topic_operator.tenants.grants import cluster_reference
 from topic_operator.zookeeper.connection import ConnectStringError, parse_connect_string
 
 __all__ = [

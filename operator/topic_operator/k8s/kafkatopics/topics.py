@@ -3,7 +3,7 @@ and the KafkaCluster drift timer.
 
 A reconcile is a fixed sequence of refusals before any work, then one trip through the engine:
 paused? -> valid (CRD schema and Kafka rules, via the manifest loader)? -> its KafkaCluster known, and granting
-this namespace and name (``tenancy``)? -> owner of the topic? -> cluster connected? -> the cluster's batch (plan,
+this namespace and name (``tenants.rules``)? -> owner of the topic? -> cluster connected? -> the cluster's batch (plan,
 judged against the grant's limits and quota, + apply) -> status and Events from the engine's result. The outcome is a
 ``Verdict``: the status to write, the Events to post, and whether to retry later. Nothing here imports kopf:
 ``TopicWork`` and the drift timer turn a Verdict into a status patch, Events and a retry.
@@ -21,8 +21,7 @@ from typing import Any, Final
 
 from kazoo.exceptions import KazooException
 
-from topic_operator.cluster_store import ClusterAccessError, ClusterMismatchError
-from topic_operator.grants import cluster_reference
+from topic_operator.access.interface import ClusterAccessError, ClusterMismatchError
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
@@ -54,7 +53,8 @@ from topic_operator.manifests.loader import load_objects
 from topic_operator.model import ApplyMode, ClusterState, TopicSpec, TopicState
 from topic_operator.plan import TopicPlan, TopicStatus
 from topic_operator.reconcile import TopicOutcome
-from topic_operator.tenancy import Tenant, forbidden
+from topic_operator.tenants.grants import cluster_reference
+from topic_operator.tenants.rules import Tenant, forbidden
 
 _CLUSTER_FAILURES = (
     ClusterAccessError,

@@ -23,10 +23,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topic_operator.grants import UNLIMITED_WHEN_NEGATIVE, Grant, Quota, Tenancy
 from topic_operator.kafka.errors import KafkaError, PolicyViolationError, TopicAuthorizationError
 from topic_operator.model import ClusterState, DeletionPolicy, TopicSpec
 from topic_operator.plan import AddPartitions, CreateTopic, Plan, TopicStatus
+from topic_operator.tenants.grants import UNLIMITED_WHEN_NEGATIVE, Grant, Quota, Tenancy
 
 __all__ = [
     "Declared",

@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from topic_operator.cluster_store import (
+from topic_operator.access.interface import (
     DEFAULT_DEADLINE,
     Backend,
     ClusterMismatchError,

@@ -11,7 +11,7 @@ The CRD refuses most malformed grants at ``kubectl apply``; what reaches the ope
 manifest read by ``kto`` without the API server) is read here defensively: a grant that cannot be read grants
 nothing and is reported, naming the field, the value and the rule. Never does a bad grant grant everything.
 
-Pure: no I/O. ``tenancy`` judges declarations and plans against these grants.
+Pure: no I/O. ``tenants.rules`` judges declarations and plans against these grants.
 """
 
 from __future__ import annotations
