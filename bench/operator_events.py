@@ -5,7 +5,7 @@ The operator runs as users run it: ``kto run`` as a process of its own, started 
 ports, ``--log-format plain --log-level warning``, ``--drift-interval``), nothing of the bench inside it, its CPU,
 RSS (``VmHWM``, ``VmRSS``) and event loop (its own ``kto_event_loop_lag_seconds``) read from outside. With
 ``--operator in-process`` it runs in this process instead, exactly as ``kto run`` builds it
-(``k8s.command.operate``), for what only that can show: CPU by thread, the bench's own probe of the loop with the
+(``k8s.operate.operate``), for what only that can show: CPU by thread, the bench's own probe of the loop with the
 stacks that held it, garbage collections, the census per KafkaTopic, ``--memory`` and ``--floor``; the RSS is
 then this process's, the bench's bookkeeping included. Either way it runs against kmock's API emulator with the
 API server's bookkeeping (``tests/harness/kube_api``, a process of its own) or, with ``--apiserver real``, etcd and the real kube-apiserver of ``../shared/servers``. A
@@ -1002,7 +1002,7 @@ async def _with_raw_floor(operator: Any, phases: Phases) -> None:
 async def _operator_session(
     settings: Any, phases: Phases, plan: list[str], connect: str, floor: str | None
 ) -> Any:
-    from topic_operator.k8s.process.command import operate
+    from topic_operator.k8s.operate import operate
 
     stop = asyncio.Event()
     registry = _floor_registry(topics=floor != "raw") if floor else None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from topic_operator.k8s.process.command import register, settings_from_args
+from topic_operator.k8s.command import register, settings_from_args
 from topic_operator.k8s.process.settings import (
     OperatorSettings,
     SettingsError,

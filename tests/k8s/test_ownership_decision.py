@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import itertools
 
+from topic_operator.access.address import cluster_identity
 from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
 from topic_operator.k8s.kafkatopics.ownership import (
     claim_of,
-    cluster_identity,
     competitors,
     owner_of,
 )

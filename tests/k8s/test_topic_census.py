@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime
 
+from topic_operator.k8s.census import TopicCensus, topic_census
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
-from topic_operator.k8s.kafkatopics.census import TopicCensus, topic_census
 
 EARLY = datetime.datetime(2025, 1, 1, 8, 0, tzinfo=datetime.UTC)
 LATE = datetime.datetime(2025, 1, 1, 9, 30, tzinfo=datetime.UTC)

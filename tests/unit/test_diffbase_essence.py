@@ -14,8 +14,8 @@ import kopf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topic_operator.k8s.kafkatopics.topics import PAUSED_ANNOTATION
 from topic_operator.k8s.process.persistence import SpecDiffBaseStorage
+from topic_operator.k8s.records import PAUSED_ANNOTATION
 
 KEYS = st.sampled_from(["a", "b", "retention.ms", "kopf.zalando.org/x", "kto.dev/paused"])
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3))

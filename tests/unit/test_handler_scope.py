@@ -16,9 +16,9 @@ from kopf._core.engines import posting
 from kopf._core.reactor import subhandling
 
 from topic_operator.k8s.kafkatopics.topic_work import TopicWork
-from topic_operator.k8s.kafkatopics.topics import EventSpec, Verdict, is_paused
 from topic_operator.k8s.process.handler_scope import handler_scoped, outside_handler, start_outside_handler
 from topic_operator.k8s.process.kube_api import SessionEvents
+from topic_operator.k8s.records import EventSpec, Verdict, is_paused
 from topic_operator.k8s.status import same_status
 
 pytestmark = pytest.mark.timeout(30)

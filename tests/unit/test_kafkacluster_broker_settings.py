@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from topic_operator.access.address import spec_identity
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.k8s.conditions import Reason
 from topic_operator.k8s.kafkaclusters.cluster_config import (
@@ -17,7 +18,6 @@ from topic_operator.k8s.kafkaclusters.cluster_config import (
     reaches_brokers,
     secret_names,
 )
-from topic_operator.k8s.kafkatopics.ownership import spec_identity
 
 
 def _cluster(**spec: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from topic_operator.k8s.kafkatopics.topic_work import TopicWork
-from topic_operator.k8s.kafkatopics.topics import PAUSED_ANNOTATION, EventSpec, Verdict, is_paused
+from topic_operator.k8s.records import PAUSED_ANNOTATION, EventSpec, Verdict, is_paused
 from topic_operator.k8s.status import same_status
 
 pytestmark = pytest.mark.timeout(30)

@@ -8,9 +8,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from topic_operator.admin.client_settings import AdminSettings, read_properties, settings_from_properties
+from topic_operator.connect_string import ConnectStringError, parse_connect_string
 from topic_operator.model import ClusterSpec
 
-__all__ = ["ClusterAddress", "address_of", "client_properties", "ignored_property_warnings"]
+__all__ = [
+    "ClusterAddress",
+    "address_of",
+    "client_properties",
+    "cluster_identity",
+    "ignored_property_warnings",
+    "spec_identity",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +72,22 @@ def ignored_property_warnings(where: str, ignored: Iterable[str]) -> list[str]:
         f"warning: {where}: the configuration '{key}' was supplied but isn't a known config"
         for key in ignored
     ]
+
+
+def cluster_identity(connect: str) -> str:
+    """The normalised connect string: the same ensemble and chroot give the same identity."""
+    try:
+        hosts, chroot = parse_connect_string(connect)
+    except ConnectStringError:
+        return connect.strip()
+    return ",".join(sorted({str(h).lower() for h in hosts})) + (chroot or "")
+
+
+def spec_identity(zookeeper_connect: str, bootstrap_servers: str | None) -> str:
+    """A cluster's identity, which tells two KafkaClusters that reach the same Kafka cluster apart from two that do
+    not: its normalised connect string, or, for a cluster reached only through its
+    brokers, its normalised bootstrap servers (``brokers:`` first, so that it never equals a connect string)."""
+    if zookeeper_connect or not bootstrap_servers:
+        return cluster_identity(zookeeper_connect)
+    servers = sorted({s.strip().lower() for s in bootstrap_servers.split(",") if s.strip()})
+    return "brokers:" + ",".join(servers)

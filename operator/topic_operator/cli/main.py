@@ -934,7 +934,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from topic_operator.cli.convert import register as register_convert
     from topic_operator.drift.command import register as register_drift
-    from topic_operator.k8s.process.command import register as register_run
+    from topic_operator.k8s.command import register as register_run
 
     register_run(commands)
     register_drift(commands)

@@ -6,11 +6,14 @@ results -> status, conditions and Events), scheduling (batching, the drift timer
 finalizers, pause, the grants of other namespaces). The pure parts (settings, conditions, status, ownership,
 deletion) are small modules with no kopf import, tested without any server.
 
-By job: ``kafkatopics/`` (a KafkaTopic's reconcile and the work queue of them, ownership, deletion, the admission
-webhook), ``kafkaclusters/`` (a KafkaCluster's handle, link, batches, status and session keeper), ``process/``
-(``kto run``, its settings, the leader Lease, probes, metrics, login and the seam to the API server). At the top:
-``handlers`` (what kopf calls), ``context`` (what every handler shares), the conditions and statuses.
+From the top: ``command`` (``kto run``'s flags) and ``operate`` (its steps: the Lease, the probes, kopf), then
+``handlers`` (what kopf calls), then the jobs: ``kafkatopics/`` (a KafkaTopic's reconcile and the work queue of
+them, ownership, deletion, the admission webhook) above ``kafkaclusters/`` (a KafkaCluster's handle, link, batches,
+status and session keeper), which imports nothing of it. ``context`` is what every handler shares. Below them all:
+``process/`` (settings, the leader Lease, probes, metrics, login, the seam to the API server), and the records
+each part hands the others (``records``, ``census``, ``status``, ``conditions``, ``bodies``), which import no part
+above them. The import contracts hold that order.
 
 May import: the engine (``reconcile``, ``plan``, ``plan_output``, ``model``, ``tenants``),
-``manifests/``, ``zookeeper/``, ``admin/``, ``kafka/``, kopf, lightkube and prometheus-client. Never ``drift/``, ``cli/`` or Spark.
+``access/`` (the one way into a cluster), ``manifests/``, ``zookeeper/``, ``admin/``, ``kafka/``, kopf, lightkube and prometheus-client. Never ``drift/``, ``cli/`` or Spark.
 """

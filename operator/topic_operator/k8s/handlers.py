@@ -33,6 +33,7 @@ from typing import Any, Final, cast
 
 import kopf
 
+from topic_operator.access.address import spec_identity
 from topic_operator.k8s.bodies import mapping, shaped
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.clusters import (
@@ -46,18 +47,13 @@ from topic_operator.k8s.kafkaclusters.registry import ClusterHandle
 from topic_operator.k8s.kafkaclusters.sessions import keep_session
 from topic_operator.k8s.kafkatopics.admission import CONFIGURATION, validate_kafkatopic, webhook_server
 from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
-from topic_operator.k8s.kafkatopics.ownership import ClusterKey, claim_of, spec_identity
+from topic_operator.k8s.kafkatopics.ownership import ClusterKey, claim_of
 from topic_operator.k8s.kafkatopics.topic_work import TopicWork
-from topic_operator.k8s.kafkatopics.topics import (
-    Verdict,
-    check_drift,
-    delete_topic,
-    is_paused,
-    reconcile_topic,
-)
+from topic_operator.k8s.kafkatopics.topics import check_drift, delete_topic, reconcile_topic
 from topic_operator.k8s.process.login import register_logins
 from topic_operator.k8s.process.persistence import STATUS_FIELD, configure_persistence
 from topic_operator.k8s.process.settings import OperatorSettings
+from topic_operator.k8s.records import Verdict, is_paused
 from topic_operator.k8s.status import same_status
 from topic_operator.model import ClusterState
 from topic_operator.tenants.grants import cluster_reference

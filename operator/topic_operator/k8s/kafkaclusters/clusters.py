@@ -24,7 +24,7 @@ from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.kafkaclusters.registry import ClusterHandle
-from topic_operator.k8s.kafkatopics.topics import EventSpec, Verdict
+from topic_operator.k8s.records import EventSpec, Verdict
 from topic_operator.k8s.status import cluster_status, kafka_release_status
 from topic_operator.kafka.kraft_migration import WriterChoice
 from topic_operator.manifests.loader import load_objects

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
 
+from topic_operator.access.address import spec_identity
 from topic_operator.access.interface import ClusterUnavailableError
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.k8s.kafkaclusters.batching import Batcher
@@ -34,7 +35,6 @@ from topic_operator.k8s.kafkaclusters.cluster_links import (
     ZooKeeperLink,
     open_admin_link,
 )
-from topic_operator.k8s.kafkatopics.ownership import spec_identity
 from topic_operator.k8s.process.metrics import Metrics
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.kafka.kraft_migration import WriterChoice

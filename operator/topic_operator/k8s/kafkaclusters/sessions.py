@@ -49,7 +49,7 @@ from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.cluster_config import reaches_brokers
 from topic_operator.k8s.kafkaclusters.clusters import CLUSTER_FAILURES, writer_moved
 from topic_operator.k8s.kafkaclusters.registry import ClusterHandle
-from topic_operator.k8s.kafkatopics.topics import Verdict
+from topic_operator.k8s.records import Verdict
 from topic_operator.k8s.status import cluster_status, same_status
 
 __all__ = ["CHECK_INTERVAL", "Backoff", "Stopped", "keep_session"]

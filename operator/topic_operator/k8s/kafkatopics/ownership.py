@@ -27,17 +27,14 @@ from typing import Any
 
 from topic_operator.k8s.bodies import mapping
 from topic_operator.tenants.grants import cluster_reference
-from topic_operator.zookeeper.connection import ConnectStringError, parse_connect_string
 
 __all__ = [
     "ClaimsByTopic",
     "TopicClaim",
     "claim_of",
-    "cluster_identity",
     "competitors",
     "creation_time",
     "owner_of",
-    "spec_identity",
 ]
 
 ClusterKey = tuple[str, str]
@@ -133,24 +130,6 @@ def _manages_its_topic(body: Mapping[str, Any]) -> bool:
         if isinstance(condition, Mapping) and condition.get("type") == "Ready":
             return condition.get("reason") not in (None, "", "Conflict")
     return False
-
-
-def cluster_identity(connect: str) -> str:
-    """The normalised connect string: the same ensemble and chroot give the same identity."""
-    try:
-        hosts, chroot = parse_connect_string(connect)
-    except ConnectStringError:
-        return connect.strip()
-    return ",".join(sorted({str(h).lower() for h in hosts})) + (chroot or "")
-
-
-def spec_identity(zookeeper_connect: str, bootstrap_servers: str | None) -> str:
-    """A KafkaCluster's identity: its normalised connect string, or, for a cluster reached only through its
-    brokers, its normalised bootstrap servers (``brokers:`` first, so that it never equals a connect string)."""
-    if zookeeper_connect or not bootstrap_servers:
-        return cluster_identity(zookeeper_connect)
-    servers = sorted({s.strip().lower() for s in bootstrap_servers.split(",") if s.strip()})
-    return "brokers:" + ",".join(servers)
 
 
 def competitors(

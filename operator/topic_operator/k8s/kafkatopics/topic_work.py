@@ -35,9 +35,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from topic_operator.k8s.bodies import mapping
-from topic_operator.k8s.kafkatopics.topics import Verdict, describes_current_spec, settled_at_resume
+from topic_operator.k8s.kafkatopics.topics import describes_current_spec, settled_at_resume
 from topic_operator.k8s.process.handler_scope import start_outside_handler
 from topic_operator.k8s.process.kube_api import status_code
+from topic_operator.k8s.records import Verdict
 from topic_operator.message_text import error_line
 
 __all__ = ["TopicWork"]

@@ -16,18 +16,17 @@ import datetime
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from kazoo.exceptions import KazooException
 
 from topic_operator.access.interface import ClusterAccessError, ClusterMismatchError
 from topic_operator.k8s.bodies import mapping
+from topic_operator.k8s.census import CensusTally
 from topic_operator.k8s.conditions import READY, Condition, Reason, merge_conditions
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.batching import BatcherClosedError, QueueFullError
 from topic_operator.k8s.kafkaclusters.registry import ClusterHandle, TopicReport, TopicRequest
-from topic_operator.k8s.kafkatopics.census import CensusTally
 from topic_operator.k8s.kafkatopics.deletion import release_overdue
 from topic_operator.k8s.kafkatopics.ownership import (
     ClaimsByTopic,
@@ -38,6 +37,7 @@ from topic_operator.k8s.kafkatopics.ownership import (
     owner_of,
 )
 from topic_operator.k8s.process.time_slices import TimeSlices, in_slices
+from topic_operator.k8s.records import PAUSED_ANNOTATION, DeletionVerdict, EventSpec, Verdict, is_paused
 from topic_operator.k8s.status import (
     adopted_ready,
     drift_rows,
@@ -66,14 +66,9 @@ _CLUSTER_FAILURES = (
 and is retried."""
 
 __all__ = [
-    "PAUSED_ANNOTATION",
-    "DeletionVerdict",
-    "EventSpec",
-    "Verdict",
     "check_drift",
     "delete_topic",
     "describes_current_spec",
-    "is_paused",
     "reconcile_topic",
     "settled_at_resume",
     "validate_topic",
@@ -81,7 +76,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PAUSED_ANNOTATION: Final = "kto.dev/paused"
 _SETTLED: Final = {Reason.CREATED.value, Reason.UPDATED.value, Reason.IN_SYNC.value, Reason.ADOPTED.value}
 _MAY_HAVE_WRITTEN: Final = {*_SETTLED, Reason.CLUSTER_UNAVAILABLE.value}
 """Ready reasons after which this KafkaTopic may have written its topic itself: never an adoption then."""
@@ -90,35 +84,6 @@ _RETRIED_OUTCOMES: Final = {TopicOutcome.CONFLICT, TopicOutcome.NOT_WRITTEN, Top
 _FINAL_REFUSALS: Final = {Reason.INVALID.value, Reason.NOT_SUPPORTED.value, Reason.PLANNED.value}
 
 IdentityOf = Callable[[ClusterKey], str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class EventSpec:
-    type: str
-    """Normal or Warning."""
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    status: dict[str, Any]
-    """Merge-patched into the KafkaTopic's status (empty: leave it as it is)."""
-    result: str
-    """The metrics label: an engine outcome, or paused / invalid / cluster_not_found / forbidden / conflict /
-    cluster_unavailable / deferred."""
-    events: tuple[EventSpec, ...] = ()
-    retry: str | None = None
-    """Why the reconcile should run again later (None: done)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DeletionVerdict:
-    release: bool
-    """Let the KafkaTopic go (remove the finalizer); False means retry later."""
-    result: str
-    events: tuple[EventSpec, ...] = ()
-    retry: str | None = None
 
 
 def settled_at_resume(body: Mapping[str, Any]) -> bool:
@@ -136,11 +101,6 @@ def describes_current_spec(body: Mapping[str, Any], *, paused: bool) -> bool:
     is work for a reconcile; one whose status does changed nothing the operator acts on (a label, an
     annotation, the echo of a status)."""
     return _current(body) and paused == (_ready(body).get("reason") == Reason.PAUSED.value)
-
-
-def is_paused(body: Mapping[str, Any]) -> bool:
-    annotations = (body.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(PAUSED_ANNOTATION, "")).strip().lower() == "true"
 
 
 def _names(body: Mapping[str, Any]) -> tuple[str, str, str, str]:

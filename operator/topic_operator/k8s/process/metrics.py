@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from topic_operator.k8s.kafkatopics.census import TopicCensus
+from topic_operator.k8s.census import TopicCensus
 from topic_operator.tenants.rules import TenantUsage
 
 __all__ = ["Metrics"]

@@ -19,7 +19,7 @@ from typing import Any, Final, cast
 
 import kopf
 
-from topic_operator.k8s.kafkatopics.topics import PAUSED_ANNOTATION
+from topic_operator.k8s.records import PAUSED_ANNOTATION
 
 __all__ = ["STATUS_FIELD", "SpecDiffBaseStorage", "configure_persistence"]
 
