@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from harness.states import cluster_state, existing
-from topic_operator.cli.describe import describe_lines
+from topic_operator.cli.describe_lines import describe_lines
 from topic_operator.model import PartitionState
 
 TOPIC = replace(

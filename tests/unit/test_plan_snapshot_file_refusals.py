@@ -71,11 +71,11 @@ def test_plan_pauses_the_cycle_collector_only_while_it_runs(
     they fail, so that a process that goes on (a test, ``kto run``'s own process) is not left without it."""
     import gc
 
-    from topic_operator.cli import main as cli
+    from topic_operator.cli import plan
 
     seen: list[bool] = []
-    original = cli._snapshot_state
-    monkeypatch.setattr(cli, "_snapshot_state", lambda *a: seen.append(gc.isenabled()) or original(*a))
+    original = plan.snapshot_state
+    monkeypatch.setattr(plan, "snapshot_state", lambda *a: seen.append(gc.isenabled()) or original(*a))
     manifests = write_manifests(tmp_path / "topics.yaml", kafka_topic("orders", 3, 1))
     snapshot = tmp_path / "snap.jsonl"
     snapshot.write_text(HEADER % "test")

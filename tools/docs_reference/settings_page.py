@@ -191,7 +191,7 @@ def _limits_section() -> list[str]:
 
 def _command_section() -> list[str]:
     from topic_operator.access.interface import DEFAULT_DEADLINE
-    from topic_operator.cli.main import DEADLINE_VARIABLE
+    from topic_operator.cli.options import DEADLINE_VARIABLE
 
     return [
         "## kto commands",
@@ -218,7 +218,7 @@ def _command_section() -> list[str]:
 
 def read_variables() -> set[str]:
     """Every variable some part of the product reads from its environment, as this page lists them."""
-    from topic_operator.cli.main import DEADLINE_VARIABLE
+    from topic_operator.cli.options import DEADLINE_VARIABLE
     from topic_operator.k8s.process.settings import OperatorSettings
     from topic_operator.manifests.limits import ManifestLimits
 

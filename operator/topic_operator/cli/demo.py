@@ -9,7 +9,9 @@ controller plays Kafka's part), then stops everything it started. Every line pri
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -20,8 +22,8 @@ from typing import Any, TextIO
 import yaml
 from kazoo.client import KazooClient
 
-from topic_operator.cli.describe import describe_lines
-from topic_operator.cli.export import cluster_document, export_cluster
+from topic_operator.cli.describe_lines import describe_lines
+from topic_operator.cli.export_documents import cluster_document, export_cluster
 from topic_operator.manifests.loader import load_manifests, load_objects
 from topic_operator.model import ApplyMode, ClusterSpec, ReassignmentPolicy, TopicSpec
 from topic_operator.plan_output import render_plan_text
@@ -268,3 +270,18 @@ def _run(
         _show_export(out, client, reconciler, cluster)
     finally:
         close_client(client)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``kto demo`` to ``kto``'s sub-commands."""
+    demo = commands.add_parser(
+        "demo", help="run the engine against a local ZooKeeper and a simulated 6-broker cluster"
+    )
+    demo.add_argument("--examples", metavar="DIR", help="manifests to apply (default: manifests/examples)")
+    demo.set_defaults(handler=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from topic_operator.cli.demo import run_demo
+
+    return run_demo(sys.stdout, examples=Path(args.examples) if args.examples else None)

@@ -1,80 +1,60 @@
-"""Topics described the way ``kafka-topics.sh --describe`` prints them, from a snapshot with partition states.
-
-Operators already read that format (and grep it), so ``kto describe`` keeps its layout: a topic line with id,
-partition count, replication factor and config overrides, then a tab-indented line per partition with leader,
-replicas and ISR. The two filters match kafka-topics.sh's: under-replicated partitions (ISR smaller than the
-replica list) and unavailable partitions (no leader, or a leader that is not a live broker). A topic being
-reassigned says so on its topic line, and its moving partitions show the replicas being added and removed, as
-kafka-topics.sh does. A partition whose
-state znode cannot be read shows ``Leader: unknown`` and ``Isr: unknown``, and both filters show it: it cannot be
-known to be healthy.
-"""
+"""``kto describe``: topics described as ``kafka-topics.sh --describe`` prints them (``describe_lines``)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+import argparse
+import sys
 
-from topic_operator.model import ClusterState, PartitionState, TopicState, is_unavailable, is_under_replicated
+from topic_operator.cli.declared import (
+    note_release,
+    warn_about,
+)
+from topic_operator.cli.options import (
+    EXIT_ERROR,
+    EXIT_OK,
+    add_cluster_address,
+    add_deadline_option,
+    add_kafka_version_option,
+)
+from topic_operator.cli.stores import store_for
 
-__all__ = ["describe_lines"]
+__all__ = ["register", "run"]
 
 
-def _joined(ids: tuple[int, ...]) -> str:
-    return ",".join(map(str, ids))
-
-
-def _topic_line(topic: TopicState) -> str:
-    configs = ",".join(f"{k}={v}" for k, v in sorted(topic.config.items()))
-    line = (
-        f"Topic: {topic.name}\tTopicId: {topic.topic_id or 'AAAAAAAAAAAAAAAAAAAAAA'}\t"
-        f"PartitionCount: {topic.partition_count}\tReplicationFactor: {topic.replication_factor}\tConfigs: {configs}"
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``kto describe`` to ``kto``'s sub-commands."""
+    describe = commands.add_parser("describe", help="describe topics as kafka-topics.sh --describe does")
+    describe.add_argument("topics", nargs="*", metavar="TOPIC")
+    add_cluster_address(describe)
+    describe.add_argument("--under-replicated-partitions", action="store_true")
+    describe.add_argument("--unavailable-partitions", action="store_true")
+    add_kafka_version_option(
+        describe, "to compare with the release ZooKeeper shows (which is then printed too)", default=False
     )
-    if topic.reassignment_in_progress:
-        line += "\tReassignmentInProgress: true"
-    return line + ("\tMarkedForDeletion: true" if topic.marked_for_deletion else "")
+    add_deadline_option(describe)
+    describe.set_defaults(handler=run)
 
 
-def _partition_line(topic: TopicState, partition: int, state: PartitionState | None) -> str:
-    leader = "none" if state is None or state.leader < 0 else str(state.leader)
-    isr = _joined(state.isr) if state is not None else ""
-    if partition in topic.unreadable_partition_states:
-        leader = isr = "unknown"
-    line = f"\tTopic: {topic.name}\tPartition: {partition}\tLeader: {leader}\tReplicas: {_joined(topic.partitions[partition])}\tIsr: {isr}"
-    adding = topic.adding_replicas.get(partition)
-    removing = topic.removing_replicas.get(partition)
-    if adding:
-        line += f"\tAdding Replicas: {_joined(adding)}"
-    if removing:
-        line += f"\tRemoving Replicas: {_joined(removing)}"
-    return line + ("\tMarkedForDeletion: true" if topic.marked_for_deletion else "")
+def run(args: argparse.Namespace) -> int:
+    from topic_operator.cli.describe_lines import describe_lines
+    from topic_operator.cli.stores import cluster_address
 
-
-def describe_lines(
-    state: ClusterState,
-    topics: Collection[str] = (),
-    *,
-    under_replicated: bool = False,
-    unavailable: bool = False,
-) -> Iterator[str]:
-    """Lines for the named topics (all when empty), sorted. With a filter, only matching partitions are shown
-    and, as in kafka-topics.sh, topic lines are left out."""
-    live = set(state.brokers)
-    names = sorted(t for t in state.topics if not topics or t in topics)
-    for name in names:
-        topic = state.topics[name]
-        states = topic.partition_states or {}
-        filtered = under_replicated or unavailable
-        if not filtered:
-            yield _topic_line(topic)
-        for partition in sorted(topic.partitions):
-            partition_state = states.get(partition)
-            unknown = partition in topic.unreadable_partition_states
-            if (
-                under_replicated
-                and not unknown
-                and not is_under_replicated(topic.partitions[partition], partition_state)
-            ):
-                continue
-            if unavailable and not unknown and not is_unavailable(partition_state, live):
-                continue
-            yield _partition_line(topic, partition, partition_state)
+    with store_for(args) as store:
+        state = store.read_cluster(partition_states=True, topics=args.topics or None, deadline=args.deadline)
+    warn_about(state, cluster_address(args), skip_topics=True, declared=args.kafka_version)
+    if args.kafka_version is not None:
+        note_release(state)
+    unreadable = sorted(t for t in state.unreadable_topics if not args.topics or t in args.topics)
+    missing = sorted(set(args.topics) - set(state.topics) - set(unreadable))
+    for line in describe_lines(
+        state,
+        args.topics,
+        under_replicated=args.under_replicated_partitions,
+        unavailable=args.unavailable_partitions,
+    ):
+        print(line)
+    for topic in unreadable:
+        print(f"error: Topic '{topic}' cannot be read: {state.unreadable_topics[topic]}", file=sys.stderr)
+    for topic in missing:
+        print(f"error: Topic '{topic}' does not exist as expected", file=sys.stderr)
+    return EXIT_ERROR if missing or unreadable else EXIT_OK

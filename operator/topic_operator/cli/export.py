@@ -1,159 +1,146 @@
-"""A live cluster -> KafkaTopic documents that declare it as it is (``kto export``), to bring existing clusters
-under management without writing every declaration by hand.
-
-Each exported topic says what ZooKeeper holds: its partition count, the replication factor of partition 0 (what
-Kafka's own tools take as the topic's), the config overrides exactly as stored, and with ``with_assignment`` every
-partition's replicas. So ``kto plan -f`` of the export plans nothing for every topic exported (the round-trip
-property, tested against a real ZooKeeper).
-
-Left out, each with a note: Kafka's internal topics (kafka-topic-operator never manages them), topics marked for
-deletion (Kafka is deleting them), and, with ``declared``, the topics a team's manifests already declare. Kept with
-a comment: topics whose partitions have different replication factors (exported with partition 0's, which ``kto
-plan`` takes as the topic's, as Kafka's addPartitions does; with ``with_assignment`` plan refuses them, since a
-replicaAssignment declares one factor), and topics whose znode cannot be read (a comment alone, saying that plan
-refuses them: nothing of them can be said).
-
-Pure: a ``ClusterState`` in, documents and notes out.
-"""
+"""``kto export``: a KafkaTopic for each topic of a live cluster (``export_documents``), to bring it under
+management."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Any, Final
+import argparse
+import sys
+from pathlib import Path
 
-from topic_operator.kafka.topic_names import is_internal
-from topic_operator.manifests.schema import API_VERSION
-from topic_operator.manifests.topic_documents import object_name, object_names, topic_documents
-from topic_operator.model import ClusterState, TopicSpec, TopicState
+from topic_operator.cli.declared import (
+    warn_about,
+)
+from topic_operator.cli.options import (
+    EXIT_OK,
+    UsageError,
+    add_cluster_address,
+    add_deadline_option,
+    add_kafka_version_option,
+    known_line,
+    print_errors,
+    version_text,
+)
+from topic_operator.cli.output_files import write_whole
+from topic_operator.cli.stores import store_for
 
-__all__ = ["Export", "ExportedTopic", "TopicFilter", "cluster_document", "export_cluster"]
-
-KAFKA_VERSION: Final = "3.4"
-"""The kafkaVersion of an exported KafkaCluster unless ``kto export --kafka-version`` says otherwise: the
-default release line."""
-
-
-@dataclass(frozen=True, slots=True)
-class TopicFilter:
-    """Which topic names are exported: those ``include`` matches whole (all when None) and ``exclude`` does not."""
-
-    include: re.Pattern[str] | None = None
-    exclude: re.Pattern[str] | None = None
-
-    def __call__(self, name: str) -> bool:
-        if self.include is not None and self.include.fullmatch(name) is None:
-            return False
-        return self.exclude is None or self.exclude.fullmatch(name) is None
+__all__ = ["register", "run"]
 
 
-@dataclass(frozen=True, slots=True)
-class ExportedTopic:
-    topic: str
-    file_name: str
-    """A valid object name, safe as a file name."""
-    document: dict[str, Any] | None
-    """None for a topic whose znode cannot be read."""
-    comment: str | None = None
-    """Why ``kto plan`` will refuse it, when it will."""
-
-
-@dataclass(frozen=True, slots=True)
-class Export:
-    topics: tuple[ExportedTopic, ...]
-    notes: tuple[str, ...]
-    """One line per topic left out, and why."""
-
-
-def cluster_document(
-    name: str,
-    connect: str | None,
-    kafka_version: str = KAFKA_VERSION,
-    *,
-    bootstrap_servers: str | None = None,
-) -> dict[str, Any]:
-    """The KafkaCluster an export's topics name, reached as the export reached it: its ZooKeeper, or its brokers
-    (credentials and TLS are for the user to add)."""
-    reach: dict[str, Any] = (
-        {"bootstrapServers": bootstrap_servers} if bootstrap_servers else {"zookeeper": {"connect": connect}}
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``kto export`` to ``kto``'s sub-commands."""
+    export = commands.add_parser(
+        "export",
+        help="write a KafkaTopic for each topic of a live cluster, to bring it under management",
+        description="Read a cluster and write one KafkaTopic per topic as it is: partitions, partition 0's "
+        "replication factor, the config overrides as stored (and with --with-assignment every partition's "
+        "replicas), so that kto plan -f of the export plans nothing. Kafka's internal topics and topics marked "
+        "for deletion are left out with a note. Without --cluster, the KafkaCluster document is written too, "
+        "named after the chroot.",
     )
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "KafkaCluster",
-        "metadata": {"name": name},
-        "spec": {**reach, "kafkaVersion": kafka_version},
-    }
+    add_cluster_address(export)
+    export.add_argument("--cluster", metavar="NAME",
+                        help="the KafkaCluster the topics name, declared elsewhere (its document is not written)")  # fmt: skip
+    export.add_argument("--format", choices=("kto", "strimzi"), default="kto")
+    add_kafka_version_option(export, "written as the exported KafkaCluster's spec.kafkaVersion")
+    export.add_argument("--with-assignment", action="store_true", help="declare every partition's replicas")
+    export.add_argument("--include", metavar="REGEX", help="only topics whose whole name matches")
+    export.add_argument("--exclude", metavar="REGEX", help="not the topics whose whole name matches")
+    export.add_argument("--unmanaged-from", metavar="DIR",
+                        help="only the topics the manifests in DIR do not declare (for their cluster)")  # fmt: skip
+    export.add_argument("-o", "--output", required=True, metavar="DIR",
+                        help="a directory (a file per topic), or - for one YAML stream on stdout")  # fmt: skip
+    add_deadline_option(export)
+    export.set_defaults(handler=run)
 
 
-def export_cluster(
-    state: ClusterState,
-    *,
-    cluster: str,
-    target: str = "kto",
-    with_assignment: bool = False,
-    wanted: TopicFilter | None = None,
-    declared: Collection[str] = (),
-) -> Export:
-    """Every topic of ``state`` that ``wanted`` selects, as a document naming KafkaCluster ``cluster``."""
-    chosen = wanted or TopicFilter()
-    notes: list[str] = []
-    specs: list[TopicSpec] = []
-    comments: dict[str, str] = {}
-    for name in sorted(state.topics):
-        topic = state.topics[name]
-        skipped = _skipped(name, topic, state, chosen, declared)
-        if skipped is not None:
-            if skipped:
-                notes.append(f"topic {name}: not exported: {skipped}")
-            continue
-        specs.append(_spec(cluster, topic, with_assignment))
-        factors = sorted({len(replicas) for replicas in topic.partitions.values()})
-        if len(factors) > 1:
-            listed = ", ".join(map(str, factors))
-            comments[name] = (
-                f"kto plan will refuse topic {name}: its partitions have replication factors {listed}, and a "
-                "replicaAssignment declares one; Kafka makes them equal only by a partition reassignment"
-                if with_assignment
-                else f"topic {name}: its partitions have replication factors {listed}; exported with partition "
-                f"0's ({topic.replication_factor}), which kto plan takes as the topic's, as Kafka's "
-                "addPartitions does; Kafka makes them equal only by a partition reassignment"
+def run(args: argparse.Namespace) -> int:
+    import re
+
+    import yaml
+
+    from topic_operator.cli.export_documents import TopicFilter, cluster_document, export_cluster
+    from topic_operator.connect_string import ConnectStringError, parse_connect_string
+    from topic_operator.manifests.loader import load_manifests
+    from topic_operator.manifests.topic_documents import object_name
+
+    if args.format == "strimzi" and args.with_assignment:
+        raise UsageError(
+            "--with-assignment: a Strimzi KafkaTopic has no replica assignment; use --format kto"
+        )
+    try:
+        wanted = TopicFilter(
+            re.compile(args.include) if args.include is not None else None,
+            re.compile(args.exclude) if args.exclude is not None else None,
+        )
+    except re.error as error:
+        raise UsageError(
+            f"--include/--exclude {error.pattern!r} is not a regular expression: {error}"
+        ) from None
+    cluster, write_cluster = args.cluster, args.cluster is None
+    declared: set[str] = set()
+    if args.unmanaged_from is not None:
+        manifests = load_manifests([args.unmanaged_from])
+        if manifests.errors:
+            print_errors([str(e) for e in manifests.errors], sys.stderr)
+            raise UsageError(
+                f"--unmanaged-from {args.unmanaged_from}: the manifests have errors; nothing written"
             )
-    converted = topic_documents(specs, target)
-    if converted.problems:  # only a replica assignment in Strimzi's format, which the caller refuses first
-        raise ValueError("; ".join(converted.problems))
-    names = object_names((cluster, s.name) for s in specs)
-    exported = [
-        ExportedTopic(spec.name, names[cluster, spec.name], document, comments.get(spec.name))
-        for spec, document in zip(sorted(specs, key=lambda s: s.name), converted.documents, strict=True)
-    ]
-    for name in sorted(state.unreadable_topics):
-        if chosen(name) and name not in declared:
-            comment = f"kto plan will refuse topic {name}: its znode cannot be read ({state.unreadable_topics[name]})"
-            exported.append(ExportedTopic(name, object_name(name), None, comment))
-    exported.sort(key=lambda e: e.topic)
-    return Export(tuple(exported), tuple(notes))
-
-
-def _skipped(
-    name: str, topic: TopicState, state: ClusterState, wanted: TopicFilter, declared: Collection[str]
-) -> str | None:
-    """Why a topic is left out (an empty reason: left out silently, as the filters ask), or None."""
-    if not wanted(name) or name in declared:
-        return ""
-    if is_internal(name):
-        return "a Kafka internal topic: kafka-topic-operator never creates, changes or deletes it"
-    if topic.marked_for_deletion or name in state.marked_for_deletion:
-        return "marked for deletion (/admin/delete_topics): Kafka is deleting it"
-    return None
-
-
-def _spec(cluster: str, topic: TopicState, with_assignment: bool) -> TopicSpec:
-    return TopicSpec(
-        cluster=cluster,
-        name=topic.name,
-        partitions=topic.partition_count,
-        replicas=topic.replication_factor,
-        config=dict(topic.config),
-        replica_assignment=dict(topic.partitions) if with_assignment else None,
-    )
+        named = sorted({t.cluster for t in manifests.topics} | {c.name for c in manifests.clusters})
+        if cluster is None and len(named) == 1:
+            cluster, write_cluster = named[0], manifests.cluster(named[0]) is None
+        declared = {t.name for t in manifests.topics if t.cluster == cluster}
+    if cluster is None and args.zookeeper is None:
+        cluster = "kafka"
+    if cluster is None:
+        try:
+            chroot = parse_connect_string(args.zookeeper)[1]
+        except ConnectStringError:
+            chroot = None  # refused with its reason when connecting
+        cluster = object_name(chroot.strip("/").replace("/", "-")) if chroot else "kafka"
+    if args.output != "-" and Path(args.output).exists() and not Path(args.output).is_dir():
+        raise UsageError(f"cannot export to {args.output!r}: it exists and is not a directory")
+    with store_for(args) as store:
+        state = store.read_cluster(deadline=args.deadline)
+    warn_about(state, cluster, skip_topics=True)
+    exported = export_cluster(
+        state, cluster=cluster, target=args.format, with_assignment=args.with_assignment, wanted=wanted,
+        declared=declared,
+    )  # fmt: skip
+    for note in exported.notes:
+        print(f"note: {note}", file=sys.stderr)
+    files: list[tuple[str, str]] = []
+    if write_cluster:
+        files.append(
+            (
+                f"kafkacluster-{cluster}",
+                yaml.safe_dump(
+                    cluster_document(
+                        cluster,
+                        args.zookeeper,
+                        # through the brokers, their own release when none is given (ApiVersions)
+                        *version_text(args.kafka_version or known_line(state.broker_release)),
+                        bootstrap_servers=args.bootstrap_server,
+                    ),
+                    sort_keys=False,
+                ),
+            )
+        )
+    for topic in exported.topics:
+        comment = f"# {topic.comment}\n" if topic.comment else ""
+        if topic.comment:
+            print(f"warning: {topic.comment}", file=sys.stderr)
+        body = yaml.safe_dump(topic.document, sort_keys=False) if topic.document is not None else ""
+        files.append((topic.file_name, comment + body))
+    if args.output == "-":
+        sys.stdout.write("".join(f"---\n{text}" for _, text in files))
+    else:
+        directory = Path(args.output)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            for name, text in files:
+                write_whole(directory / f"{name}.yaml", text)
+        except OSError as error:
+            raise UsageError(f"cannot write to {args.output!r}: {error.strerror or error}") from None
+    written = sum(1 for t in exported.topics if t.document is not None)
+    print(f"export: {written} topics of {cluster} -> {args.output}", file=sys.stderr)
+    return EXIT_OK

@@ -5,12 +5,15 @@ command gets one ``ClusterStore``, so reading, planning and writing are the same
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from topic_operator.access.interface import ClusterStore
+from topic_operator.model import ClusterSpec
 
 __all__ = ["add_bootstrap_options", "admin_store", "cluster_address"]
 
@@ -102,3 +105,57 @@ def _staged(
             zookeeper_address=zookeeper_address,
             brokers_address=brokers_address,
         )
+
+
+@contextmanager
+def zookeeper_client(connect: str, deadline: float, *, require_kafka: bool = True) -> Iterator[Any]:
+    """A client on the cluster, closed (boundedly) at the end; refuses a path that is not a Kafka cluster.
+
+    kazoo may reconnect for as long as it likes (no retry limit): the command's deadline decides when to stop
+    waiting, and kazoo's own log lines stay out of the way of kto's one-line errors.
+    """
+    from topic_operator.cli.options import UsageError
+    from topic_operator.connect_string import ConnectStringError
+    from topic_operator.zookeeper.connection import DEFAULT_CONNECTION_TIMEOUT, ZooKeeperSettings, connected
+    from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+    logging.getLogger("kazoo").addHandler(logging.NullHandler())
+    logging.getLogger("kazoo").propagate = False
+    try:
+        settings = ZooKeeperSettings(
+            connect=connect,
+            deadline=deadline,
+            connection_timeout=min(deadline, DEFAULT_CONNECTION_TIMEOUT),
+            connect_max_tries=-1,
+            connect_retry_deadline=None,
+            retry_max_delay=1.0,
+        )
+    except ConnectStringError as error:
+        raise UsageError(str(error)) from None
+    with connected(settings) as client:
+        if require_kafka:
+            ZooKeeperWriter(client, deadline=deadline).require_kafka_cluster()
+        yield client
+
+
+@contextmanager
+def zookeeper_store(connect: str, deadline: float) -> Iterator[Any]:
+    """``zookeeper_client`` as the engine's store."""
+    from topic_operator.zookeeper.store import ZooKeeperStore
+    from topic_operator.zookeeper.writer import ZooKeeperWriter
+
+    with zookeeper_client(connect, deadline) as client:
+        yield ZooKeeperStore(client, ZooKeeperWriter(client, deadline=deadline))
+
+
+def store_for(
+    args: argparse.Namespace, cluster: ClusterSpec | None = None
+) -> contextlib.AbstractContextManager[Any]:
+    """The cluster's store: its brokers when ``--bootstrap-server`` or the KafkaCluster's ``bootstrapServers``
+    names them, else its ZooKeeper (``--zookeeper`` or the KafkaCluster's)."""
+    from topic_operator.cli.stores import chosen_store
+
+    connect = cluster.zookeeper_connect if cluster is not None else args.zookeeper
+    servers = cluster.bootstrap_servers if cluster is not None else None
+    zookeeper = (lambda: zookeeper_store(connect, args.deadline)) if connect else None
+    return chosen_store(args, zookeeper, bootstrap_servers=servers, zookeeper_address=connect or "")
