@@ -32,11 +32,13 @@ import yaml
 from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
 
+from harness.kraft_cluster import KRaftCluster
 from harness.real_kraft import BrokerMode, KRaftController, MigratingBrokers
 from harness.server_binaries import kafka_distributions
 from harness.waiting import eventually
 from harness.zookeeper import connected
 from topic_operator.cli.main import main as kto_main
+from topic_operator.drift.command import main as drift_main
 from topic_operator.kafka.kraft_migration import MigrationFacts, MigrationStage, migration_stage
 from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.znodes import ControllerZNode, MigrationZNode
@@ -89,6 +91,48 @@ class Stage:
 
 
 @dataclass
+class FleetRun:
+    """A live ``kto drift`` over three clusters, each reached its own way: ``migrating`` (this cluster, declared
+    with its ZooKeeper and its brokers), ``kraft-live`` (a cluster that was always KRaft, by its brokers) and
+    ``zookeeper-view`` (this cluster's ZooKeeper alone)."""
+
+    code: int
+    err: str
+    fleet: Path
+    desired: Path
+    out: Path
+
+
+def drift_over_the_fleet(connect: str, brokers: str, kraft_servers: str, directory: Path) -> FleetRun:
+    """``kto drift --clusters`` over the three clusters, with the processes engine; its outputs kept for the test."""
+
+    def cluster(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaCluster", "metadata": {"name": name},
+                "spec": {"kafkaVersion": "3.9", **spec}}  # fmt: skip
+
+    directory.mkdir(parents=True, exist_ok=True)
+    fleet, desired, out = directory / "fleet.yaml", directory / "desired.yaml", directory / "drift"
+    fleet.write_text(yaml.safe_dump_all([
+        cluster("migrating", {"zookeeper": {"connect": connect}, "bootstrapServers": brokers}),
+        cluster("kraft-live", {"bootstrapServers": kraft_servers}),
+        cluster("zookeeper-view", {"zookeeper": {"connect": connect}}),
+    ]))  # fmt: skip
+    desired.write_text(yaml.safe_dump_all([
+        {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaTopic", "metadata": {"name": f"{name}-{EXISTING}"},
+         "spec": {"cluster": name, "topicName": EXISTING, "partitions": 1, "replicas": 1,
+                  "config": {"retention.ms": "7200000"}}}
+        for name in ("migrating", "zookeeper-view")
+    ]))  # fmt: skip
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = drift_main([
+            "--desired", str(desired), "--clusters", str(fleet), "--out", str(out),
+            "--engine", "processes", "--processes", "3", "--connect-timeout", "20", "-q",
+        ])  # fmt: skip
+    return FleetRun(code, err.getvalue(), fleet, desired, out)
+
+
+@dataclass
 class Migration:
     """The record of the whole walk, by stage name, and every version of ``/migration`` and ``/controller``
     seen by a data watch from the controller's start (the copying stage lasts a fraction of a second)."""
@@ -97,6 +141,8 @@ class Migration:
     history: list[tuple[str, dict[str, Any], bool, int]] = field(default_factory=list)
     """(path, data, ephemeral, znode version), in the order written."""
     seconds: float = 0.0
+    fleet: FleetRun | None = None
+    """``kto drift`` read live, brokers on KRaft, over this cluster and two others."""
 
 
 def read_json(zk: KazooClient, path: str) -> dict[str, Any] | None:
@@ -183,6 +229,7 @@ def migration(
         found = ", ".join(d.version for d in kafka_distributions()[0])
         pytest.skip(f"Kafka 3.9.0 not found ({f'only {found}' if found else kafka_distributions()[1]})")
     zookeeper_server: LocalZooKeeper = request.getfixturevalue("zookeeper_server")
+    kraft: KRaftCluster = request.getfixturevalue("kraft")
     started = time.monotonic()
     directory = tmp_path_factory.mktemp("kraft-migration")
     chroot = f"/kraft-migration-{uuid.uuid4().hex[:6]}"
@@ -237,6 +284,9 @@ def migration(
             brokers.restart_broker(BROKER_ID, BrokerMode.KRAFT)
             eventually(lambda: not zk.get_children("/brokers/ids"), timeout=30, what="no broker in ZooKeeper")
             walk.stages["brokers_on_kraft"] = record(zk, connect, directory)
+            walk.fleet = drift_over_the_fleet(
+                connect, brokers.bootstrap_servers, kraft.bootstrap_servers, directory / "fleet"
+            )
 
             # Kafka's revert of "Migrating brokers to KRaft": the brokers back in ZooKeeper mode (the migration
             # still enabled), the quorum deprovisioned, /controller deleted, then a second roll without it.
@@ -508,3 +558,36 @@ def test_once_migration_is_deleted_kto_writes_again(migration: Migration) -> Non
     assert f"/brokers/topics/{CREATED}" in stage.after
     assert json.loads(stage.after[f"/config/topics/{EXISTING}"])["config"]["retention.ms"] == "3600000"
     print(f"the migration walk took {migration.seconds:.1f} s")
+
+
+def test_live_drift_reads_each_cluster_through_its_own_way_in(migration: Migration) -> None:
+    """One live ``kto drift`` over a cluster mid-migration (brokers on KRaft), a KRaft cluster and a ZooKeeper
+    address: each is read through the store its address and the migration's stage make authoritative, the report
+    says which, and each plan file is what ``kto plan -o json`` prints for the snapshot the run saved."""
+    run = migration.fleet
+    assert run is not None
+    assert run.code == 2, run.err  # changes found, nothing failed
+    summary = json.loads((run.out / "summary.json").read_text())
+    release = {c["name"]: c["kafka_release"] for c in summary["clusters"]}
+    assert {c["name"] for c in summary["clusters"] if c["observed"]} == set(release)
+    assert "read through the brokers" in release["migrating"]
+    assert "migrating to KRaft" in release["migrating"]
+    assert "writes through AdminProtocol" in release["migrating"]
+    assert "read through the brokers" in release["kraft-live"]
+    assert "migrating" not in release["kraft-live"]
+    assert "ZooKeeper shows Kafka" in release["zookeeper-view"]
+    assert "read through the brokers" not in release["zookeeper-view"]
+
+    for name in ("migrating", "kraft-live", "zookeeper-view"):
+        plan = json.loads((run.out / "plans" / f"{name}.json").read_text())
+        saved = next((run.out / "snapshots" / f"cluster={name}").glob("part-*"))
+        printed = kto(
+            "plan", "-f", str(run.fleet), "-f", str(run.desired), "--cluster", name, "--snapshot", str(saved),
+            "-o", "json",
+        )  # fmt: skip
+        document = printed.json()
+        assert document.pop("manifest_errors") == []
+        assert plan == document, name
+    migrating = json.loads((run.out / "plans" / "migrating.json").read_text())
+    assert migrating["writes"]["through"] == "AdminProtocol"
+    assert {t["topic"]: t["status"] for t in migrating["topics"]}[EXISTING] == "change"
