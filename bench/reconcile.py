@@ -41,6 +41,7 @@ from topic_operator.testing.simulated_brokers import bootstrap_cluster, new_topi
 from topic_operator.zookeeper.bounded import BoundedClient, Patience
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
 from topic_operator.zookeeper.pipelined import read_many
+from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode, TopicZNodeData
 
 T = TypeVar("T")
@@ -107,7 +108,7 @@ def main() -> int:
                 manifests, parse_s = timed(lambda: load_manifests([manifest]))
                 cluster = manifests.clusters[0]
                 before = packets_received(server)
-                report = Reconciler(client, cluster).apply(manifests.topics)
+                report = Reconciler(ZooKeeperStore(client), cluster).apply(manifests.topics)
                 created = len(report.by_outcome(TopicOutcome.APPLIED))
                 return created, packets_received(server) - before, parse_s
 
@@ -115,7 +116,7 @@ def main() -> int:
 
             def noop() -> tuple[int, bool]:
                 manifests = load_manifests([manifest])
-                report = Reconciler(client, manifests.clusters[0]).apply(manifests.topics)
+                report = Reconciler(ZooKeeperStore(client), manifests.clusters[0]).apply(manifests.topics)
                 return report.writes, report.plan.has_changes
 
             (writes, changes), noop_s = timed(noop)

@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from kazoo.client import KazooClient
-
 from topic_operator.access.interface import (
     DEFAULT_DEADLINE,
     ClusterStore,
@@ -30,8 +28,6 @@ from topic_operator.access.interface import (
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ApplyMode, ClusterSpec, ClusterState, TopicSpec
 from topic_operator.plan import Action, Plan, TopicPlan, TopicStatus, plan, refused
-from topic_operator.zookeeper.store import ZooKeeperStore
-from topic_operator.zookeeper.writer import ZooKeeperWriter
 
 __all__ = ["Judge", "ReconcileReport", "Reconciler", "TopicOutcome", "TopicResult"]
 
@@ -92,27 +88,23 @@ class ReconcileReport:
 
 
 class Reconciler:
-    """Makes one cluster match its declarations through ``store``: a ``ClusterStore`` (ZooKeeper's or the Admin
-    protocol's), or a started kazoo client rooted at the cluster's chroot, taken as its ZooKeeper store.
+    """Makes one cluster match its declarations through ``store``, whichever protocol it speaks (ZooKeeper's
+    znodes, Kafka's Admin protocol, or the one a migration's stage allows): the engine knows no store but through
+    the ``ClusterStore`` interface, and ``access`` opens them.
 
     ``deadline``: seconds the cluster may keep a ``plan`` or ``apply`` waiting, unless the call gives its own.
-    ``writer`` is the ZooKeeper writer to use with a kazoo client (ignored with a store).
     """
 
     def __init__(
         self,
-        store: ClusterStore | KazooClient,
+        store: ClusterStore,
         cluster: ClusterSpec,
         *,
-        writer: ZooKeeperWriter | None = None,
         seed: int = 0,
         max_replans: int = 3,
         deadline: float = DEFAULT_DEADLINE,
     ) -> None:
-        if isinstance(store, KazooClient):
-            writer = writer if writer is not None else ZooKeeperWriter(store, deadline=deadline)
-            store = ZooKeeperStore(store, writer)
-        self.store: ClusterStore = store
+        self.store = store
         self._cluster = cluster
         self._seed = seed
         self._max_replans = max_replans

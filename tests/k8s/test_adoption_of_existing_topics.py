@@ -14,6 +14,7 @@ from kazoo.client import KazooClient
 
 from harness.states import cluster_spec, spec
 from topic_operator.reconcile import Reconciler
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 pytestmark = pytest.mark.zookeeper
 
@@ -40,7 +41,7 @@ def _versions(kafka_zk: KazooClient, topic: str) -> tuple[int, int]:
 def test_an_existing_topic_is_adopted_grown_and_reconfigured_but_never_re_placed(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
-    Reconciler(kafka_zk, cluster_spec()).apply(
+    Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply(
         [spec("legacy", 3, 2, {"retention.ms": "1000"}), spec("scripted", 1, 1)]
     )
     placed = _assignment(kafka_zk, "legacy")
@@ -76,7 +77,9 @@ def test_an_existing_topic_is_adopted_grown_and_reconfigured_but_never_re_placed
 def test_a_topic_already_as_declared_is_adopted_with_nothing_written(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
-    Reconciler(kafka_zk, cluster_spec()).apply([spec("legacy", 2, 1, {"cleanup.policy": "compact"})])
+    Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply(
+        [spec("legacy", 2, 1, {"cleanup.policy": "compact"})]
+    )
     before = _versions(kafka_zk, "legacy")
     legacy = kafka_topic(
         "legacy", partitions=2, replicas=1, config={"cleanup.policy": "compact"}, created=_declared_after_it()
@@ -95,7 +98,7 @@ def test_a_topic_already_as_declared_is_adopted_with_nothing_written(
 def test_adoption_in_plan_mode_shows_what_it_would_change_and_writes_nothing(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
-    Reconciler(kafka_zk, cluster_spec()).apply([spec("legacy", 3, 2)])
+    Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply([spec("legacy", 3, 2)])
     before = _versions(kafka_zk, "legacy")
     legacy = kafka_topic("legacy", partitions=4, replicas=2, config={"retention.ms": 5000}, mode="Plan")
 
@@ -141,7 +144,9 @@ def test_a_topic_created_by_an_attempt_whose_record_was_lost_is_said_created_wit
     # landed (the API server went away, the leader Lease was lost): the topic is younger than the KafkaTopic,
     # which has no status at all.
     fresh = kafka_topic("fresh", partitions=2, replicas=1, config={"retention.ms": 5000})
-    Reconciler(kafka_zk, cluster_spec()).apply([spec("fresh", 2, 1, {"retention.ms": "5000"})])
+    Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply(
+        [spec("fresh", 2, 1, {"retention.ms": "5000"})]
+    )
     before = _versions(kafka_zk, "fresh")
 
     async def scenario() -> None:

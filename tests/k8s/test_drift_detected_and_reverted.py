@@ -19,13 +19,14 @@ from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
 from topic_operator.testing.simulated_brokers import register_broker
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 pytestmark = pytest.mark.zookeeper
 
 
 def out_of_band(client: KazooClient, partitions: int, config: dict[str, str]) -> None:
     """Another tool (kafka-topics.sh, a second operator) changes the topic directly in ZooKeeper."""
-    Reconciler(client, cluster_spec()).apply([spec("orders", partitions, 3, config)])
+    Reconciler(ZooKeeperStore(client), cluster_spec()).apply([spec("orders", partitions, 3, config)])
 
 
 def test_config_drift_is_detected_and_reverted(

@@ -14,6 +14,7 @@ from harness.kafka_cluster import CLUSTER_ID
 from harness.states import cluster_spec, spec
 from harness.zookeeper import ZkChroot
 from topic_operator.reconcile import Reconciler
+from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import MigrationZNode
 
 pytestmark = pytest.mark.zookeeper
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.zookeeper
 def test_a_connected_cluster_reports_itself(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
-    Reconciler(kafka_zk, cluster_spec()).apply([spec("legacy", 1, 1), spec("orders", 1, 1)])
+    Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply([spec("legacy", 1, 1), spec("orders", 1, 1)])
     orders = kafka_topic("orders", partitions=1, replicas=1)
 
     async def scenario() -> None:

@@ -17,6 +17,7 @@ from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.reconcile import Reconciler
 from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 pytestmark = pytest.mark.zookeeper
 
@@ -70,7 +71,9 @@ def test_drift_written_back_is_counted_and_drift_only_reported_is_not(
     async def drift_once() -> None:
         await world.cluster_changed(cluster)
         await world.topic_changed(orders)
-        Reconciler(kafka_zk, cluster_spec()).apply([spec("orders", 3, 3, {"retention.ms": "1000"})])
+        Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply(
+            [spec("orders", 3, 3, {"retention.ms": "1000"})]
+        )
         wait_for_view(world, lambda state: state.topics["orders"].config.get("retention.ms") == "1000")
         await world.tick(cluster)
 

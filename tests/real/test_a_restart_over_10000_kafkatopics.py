@@ -26,6 +26,7 @@ from harness.zookeeper import ZkChroot
 from topic_operator.manifests.loader import load_objects
 from topic_operator.reconcile import Reconciler
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -85,7 +86,7 @@ def test_a_restart_over_10000_settled_kafkatopics_is_ready_within_60_s_and_write
               for i in range(TOPICS)]  # fmt: skip
     manifests = load_objects([cluster, *bodies], origin="test")
     assert not manifests.errors
-    report = Reconciler(kafka_zk, manifests.clusters[0]).apply(manifests.topics)
+    report = Reconciler(ZooKeeperStore(kafka_zk), manifests.clusters[0]).apply(manifests.topics)
     assert report.interrupted is None
     states = read_cluster(kafka_zk).topics
     assert len(states) == TOPICS

@@ -27,6 +27,7 @@ from harness.zookeeper import ZkChroot
 from topic_operator.manifests.loader import load_objects
 from topic_operator.reconcile import Reconciler
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 pytestmark = pytest.mark.timeout(420)
 
@@ -96,7 +97,10 @@ def test_each_kafkatopic_adds_at_most_its_stated_share_of_memory(
         ]  # fmt: skip
         manifests = load_objects([cluster, *bodies], origin="test")
         assert not manifests.errors
-        assert Reconciler(kafka_zk, manifests.clusters[0]).apply(manifests.topics).interrupted is None
+        assert (
+            Reconciler(ZooKeeperStore(kafka_zk), manifests.clusters[0]).apply(manifests.topics).interrupted
+            is None
+        )
         states = read_cluster(kafka_zk).topics
         asyncio.run(create_settled(apiserver, namespace, bodies, states))
         made = size

@@ -24,6 +24,7 @@ from topic_operator.snapshot_rows import rows_from_cluster
 from topic_operator.testing.local_server import LocalZooKeeper, free_port
 from topic_operator.testing.simulated_brokers import bring_partitions_online
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 pytestmark = pytest.mark.zookeeper
 
@@ -36,7 +37,7 @@ def kafka_like(server: LocalZooKeeper, name: str, topics: list[TopicSpec]) -> Ka
     close_client(admin)
     client = new_client(f"{server.connect_string}/kafka")
     make_kafka_cluster(client)
-    Reconciler(client, ClusterSpec(name, f"{server.connect_string}/kafka")).apply(topics)
+    Reconciler(ZooKeeperStore(client), ClusterSpec(name, f"{server.connect_string}/kafka")).apply(topics)
     bring_partitions_online(client, read_cluster(client))
     return client
 

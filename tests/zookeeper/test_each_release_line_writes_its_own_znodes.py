@@ -19,6 +19,7 @@ from topic_operator.testing.simulated_brokers import (
     register_brokers,
 )
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import BrokerIdZNode, ControllerZNode, TopicZNode
 
 LINES = [(2, 0), (2, 3), (2, 4), (2, 7), (2, 8), (3, 4), (3, 9)]
@@ -32,7 +33,7 @@ def topic_json(zk: KazooClient, topic: str) -> dict[str, object]:
 
 
 def apply(zk: KazooClient, version: tuple[int, int], partitions: int) -> None:
-    reconciler = Reconciler(zk, ClusterSpec("test", "", kafka_version=version))
+    reconciler = Reconciler(ZooKeeperStore(zk), ClusterSpec("test", "", kafka_version=version))
     report = reconciler.apply([TopicSpec("test", "orders", partitions, 3, {"retention.ms": "1000"})])
     assert [r.outcome for r in report.results] == [TopicOutcome.APPLIED], report.results
 

@@ -16,6 +16,7 @@ from topic_operator.model import ReassignmentPolicy
 from topic_operator.reconcile import Reconciler, TopicOutcome
 from topic_operator.testing.simulated_brokers import bring_partitions_online, carry_out_reassignments
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import PartitionStateZNode
 
 THROTTLED = cluster_spec(reassignment=ReassignmentPolicy(enabled=True, throttle_bytes_per_second=1048576))
@@ -48,7 +49,7 @@ def _everything(client: KazooClient) -> dict[str, tuple[bytes, int]]:
 
 
 def _created_online(client: KazooClient, *topics: object) -> None:
-    report = Reconciler(client, THROTTLED).apply(topics)  # type: ignore[arg-type]
+    report = Reconciler(ZooKeeperStore(client), THROTTLED).apply(topics)  # type: ignore[arg-type]
     assert {r.outcome for r in report.results} == {TopicOutcome.APPLIED}
     bring_partitions_online(client, read_cluster(client))
 
@@ -59,7 +60,9 @@ def test_an_increase_is_throttled_carried_out_and_its_throttles_removed(kafka_zk
     before = read_cluster(kafka_zk).topics["orders"]
     notified = len(kafka_zk.get_children("/config/changes"))
 
-    report = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 3, 3, {"retention.ms": "1000"})])
+    report = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply(
+        [spec("orders", 3, 3, {"retention.ms": "1000"})]
+    )
 
     [result] = report.results
     assert result.outcome is TopicOutcome.APPLIED, result.errors
@@ -85,13 +88,17 @@ def test_an_increase_is_throttled_carried_out_and_its_throttles_removed(kafka_zk
 
     # mid-way: the topic is reassigned, nothing more is planned, and its lists are kept
     carry_out_reassignments(kafka_zk, finish=False)
-    midway = Reconciler(kafka_zk, THROTTLED).plan([spec("orders", 3, 3, {"retention.ms": "1000"})])
+    midway = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).plan(
+        [spec("orders", 3, 3, {"retention.ms": "1000"})]
+    )
     assert midway.topics[0].actions == ()
     assert midway.topics[0].reassigning
 
     carry_out_reassignments(kafka_zk)
     assert kafka_zk.exists("/admin/reassign_partitions") is None
-    done = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 3, 3, {"retention.ms": "1000"})])
+    done = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply(
+        [spec("orders", 3, 3, {"retention.ms": "1000"})]
+    )
     assert done.results[0].outcome is TopicOutcome.APPLIED
     topic = read_cluster(kafka_zk).topics["orders"]
     assert topic.replication_factor == 3
@@ -101,20 +108,25 @@ def test_an_increase_is_throttled_carried_out_and_its_throttles_removed(kafka_zk
         left = _json(kafka_zk, f"/config/brokers/{broker}")["config"]
         assert not set(RATES) & set(left)  # type: ignore[arg-type]
     assert _json(kafka_zk, "/config/brokers/1")["config"] == {"log.cleaner.threads": "2"}
-    again = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 3, 3, {"retention.ms": "1000"})])
+    again = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply(
+        [spec("orders", 3, 3, {"retention.ms": "1000"})]
+    )
     assert again.results[0].outcome is TopicOutcome.UNCHANGED
 
 
 def test_a_decrease_and_an_explicit_move_without_a_throttle(kafka_zk: KazooClient) -> None:
     _created_online(kafka_zk, spec("orders", 2, 3, assignment={0: (0, 1, 2), 1: (1, 2, 3)}))
-    report = Reconciler(kafka_zk, ENABLED).apply([spec("orders", 2, 2)])
+    report = Reconciler(ZooKeeperStore(kafka_zk), ENABLED).apply([spec("orders", 2, 2)])
     assert report.results[0].outcome is TopicOutcome.APPLIED
     assert kafka_zk.exists("/config/brokers/0") is None  # no throttle, no broker config
     carry_out_reassignments(kafka_zk)
     assert read_cluster(kafka_zk).topics["orders"].partitions == {0: (0, 1), 1: (1, 2)}
 
     moved = spec("orders", 2, 2, assignment={0: (0, 1), 1: (4, 2)})
-    assert Reconciler(kafka_zk, ENABLED).apply([moved]).results[0].outcome is TopicOutcome.APPLIED
+    assert (
+        Reconciler(ZooKeeperStore(kafka_zk), ENABLED).apply([moved]).results[0].outcome
+        is TopicOutcome.APPLIED
+    )
     assert _json(kafka_zk, "/admin/reassign_partitions")["partitions"] == [
         {"topic": "orders", "partition": 1, "replicas": [4, 2]}
     ]
@@ -130,8 +142,8 @@ def test_a_foreign_reassignment_blocks_ours_with_nothing_written(kafka_zk: Kazoo
         b'{"version":1,"partitions":[{"topic":"payments","partition":0,"replicas":[5]}]}',
     )
     before = _everything(kafka_zk)
-    stale = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 1, 3)], state=state)
-    fresh = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 1, 3)])
+    stale = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply([spec("orders", 1, 3)], state=state)
+    fresh = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply([spec("orders", 1, 3)])
     for report in (stale, fresh):
         [result] = report.results
         assert result.outcome is TopicOutcome.REJECTED
@@ -145,12 +157,12 @@ def test_an_under_replicated_or_offline_partition_is_not_moved(kafka_zk: KazooCl
     path = PartitionStateZNode.path("orders", 0)
     kafka_zk.set(path, PartitionStateZNode.encode(0, [0], 1, 1))  # broker 1 fell out of the ISR
     before = _everything(kafka_zk)
-    [result] = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 1, 3)]).results
+    [result] = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply([spec("orders", 1, 3)]).results
     assert result.outcome is TopicOutcome.REJECTED
     assert isinstance(result.errors[0], AdminOperationError)
     assert "Partition orders-0 is under-replicated (replicas [0, 1], ISR [0])" in str(result.errors[0])
     kafka_zk.set(path, PartitionStateZNode.encode(-1, [0, 1], 2, 1))
-    [result] = Reconciler(kafka_zk, THROTTLED).apply([spec("orders", 1, 3)]).results
+    [result] = Reconciler(ZooKeeperStore(kafka_zk), THROTTLED).apply([spec("orders", 1, 3)]).results
     assert "Partition orders-0 is offline" in str(result.errors[0])
     assert {p: v for p, v in _everything(kafka_zk).items() if p != path} == {
         p: v for p, v in before.items() if p != path
@@ -163,7 +175,7 @@ def test_a_target_broker_gone_since_the_plan_is_refused_at_write_time(kafka_zk: 
     moved = spec("orders", 1, 1, assignment={0: (5,)})
     kafka_zk.delete("/brokers/ids/5")
     before = _everything(kafka_zk)
-    [result] = Reconciler(kafka_zk, ENABLED).apply([moved], state=state).results
+    [result] = Reconciler(ZooKeeperStore(kafka_zk), ENABLED).apply([moved], state=state).results
     assert result.outcome is TopicOutcome.REJECTED
     assert isinstance(result.errors[0], BrokerNotAvailableError)
     assert _everything(kafka_zk) == before

@@ -10,6 +10,7 @@ from topic_operator.kafka.errors import InvalidPartitionsError
 from topic_operator.model import ApplyMode, TopicSpec
 from topic_operator.reconcile import Reconciler, TopicOutcome
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 CLUSTER = cluster_spec()
 
@@ -25,12 +26,12 @@ def versions(client: KazooClient) -> dict[str, int]:
 
 def test_apply_then_apply_again_changes_nothing(kafka_zk: KazooClient) -> None:
     declared = [spec("orders", 6, 3, {"retention.ms": "1000"}), spec("payments", 3, 2)]
-    first = Reconciler(kafka_zk, CLUSTER).apply(declared)
+    first = Reconciler(ZooKeeperStore(kafka_zk), CLUSTER).apply(declared)
     assert [r.outcome for r in first.results] == [TopicOutcome.APPLIED, TopicOutcome.APPLIED]
     assert first.writes == 2
     before = versions(kafka_zk)
     notifications = kafka_zk.get_children("/config/changes")
-    second = Reconciler(kafka_zk, CLUSTER).apply(declared)
+    second = Reconciler(ZooKeeperStore(kafka_zk), CLUSTER).apply(declared)
     assert [r.outcome for r in second.results] == [TopicOutcome.UNCHANGED, TopicOutcome.UNCHANGED]
     assert second.writes == 0
     assert versions(kafka_zk) == before
@@ -38,7 +39,7 @@ def test_apply_then_apply_again_changes_nothing(kafka_zk: KazooClient) -> None:
 
 
 def test_growth_and_config_in_one_apply(kafka_zk: KazooClient) -> None:
-    reconciler = Reconciler(kafka_zk, CLUSTER)
+    reconciler = Reconciler(ZooKeeperStore(kafka_zk), CLUSTER)
     reconciler.apply([spec("orders", 3, 3)])
     report = reconciler.apply([spec("orders", 5, 3, {"cleanup.policy": "compact"})])
     assert report.results[0].outcome is TopicOutcome.APPLIED
@@ -51,7 +52,7 @@ def test_growth_and_config_in_one_apply(kafka_zk: KazooClient) -> None:
 
 
 def test_a_rejected_topic_leaves_zookeeper_untouched_and_others_proceed(kafka_zk: KazooClient) -> None:
-    reconciler = Reconciler(kafka_zk, CLUSTER)
+    reconciler = Reconciler(ZooKeeperStore(kafka_zk), CLUSTER)
     reconciler.apply([spec("orders", 4, 3)])
     before = versions(kafka_zk)
     report = reconciler.apply([spec("orders", 2, 3, {"retention.ms": "5"}), spec("fresh", 1, 1)])
@@ -67,14 +68,14 @@ def test_a_rejected_topic_leaves_zookeeper_untouched_and_others_proceed(kafka_zk
 
 def test_plan_mode_computes_but_does_not_write(kafka_zk: KazooClient) -> None:
     declared = TopicSpec("main", "preview", 3, 3, mode=ApplyMode.PLAN)
-    report = Reconciler(kafka_zk, CLUSTER).apply([declared])
+    report = Reconciler(ZooKeeperStore(kafka_zk), CLUSTER).apply([declared])
     assert report.results[0].outcome is TopicOutcome.PLANNED
     assert report.results[0].plan.actions  # the create is in the report
     assert not kafka_zk.exists("/brokers/topics/preview")
 
 
 def test_a_stale_state_turns_into_a_conflict_that_is_re_planned(kafka_zk: KazooClient) -> None:
-    reconciler = Reconciler(kafka_zk, CLUSTER)
+    reconciler = Reconciler(ZooKeeperStore(kafka_zk), CLUSTER)
     reconciler.apply([spec("orders", 3, 3, {"retention.ms": "1"})])
     stale = read_cluster(kafka_zk)
     # Someone else changes the config after our read (kafka-configs.sh, say).

@@ -35,6 +35,7 @@ from topic_operator.model import ClusterSpec, TopicSpec
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
 from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 TOPICS = 300
 FAULT_AT = 30
@@ -74,7 +75,7 @@ def prepare(server: LocalZooKeeper, tmp_path: Path, change: Change) -> Batch:
     before, after = declarations(tmp_path, change, TOPICS)
     if before is not None:
         loaded = load_manifests([before])
-        report = Reconciler(client, loaded.clusters[0]).apply(loaded.topics)
+        report = Reconciler(ZooKeeperStore(client), loaded.clusters[0]).apply(loaded.topics)
         assert set(report.counts()) == {TopicOutcome.APPLIED}
     loaded = load_manifests([after])
     return Batch(server, client, loaded.clusters[0], list(loaded.topics), connect)
@@ -86,7 +87,7 @@ def apply_through(
     """Apply with the fault landing mid-batch; the report and how long after the fault the call returned."""
     held = HeldFault(batch.client, FAULT_AT)
     held.install(monkeypatch)
-    reconciler = Reconciler(batch.client, batch.cluster, deadline=deadline)
+    reconciler = Reconciler(ZooKeeperStore(batch.client, deadline=deadline), batch.cluster, deadline=deadline)
     thread, outcome = run_in_thread(lambda: reconciler.apply(batch.topics), timeout=outage + deadline + 60)
     try:
         assert held.reached.wait(30), "the batch never reached the fault"
@@ -152,7 +153,7 @@ def test_an_outage_longer_than_the_deadline_ends_the_call_with_each_topics_outco
     # And a second run, with ZooKeeper healthy, finishes the job.
     client = open_client(ZooKeeperSettings(connect=batch.connect))
     try:
-        again = Reconciler(client, batch.cluster).apply(batch.topics)
+        again = Reconciler(ZooKeeperStore(client), batch.cluster).apply(batch.topics)
     finally:
         close_client(client)
     assert again.interrupted is None

@@ -22,6 +22,7 @@ from topic_operator.testing.simulated_brokers import (
     register_brokers,
 )
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 
 
 def cluster_document(version: str) -> str:
@@ -70,7 +71,9 @@ def test_describe_and_snapshot_say_what_zookeeper_shows(
     zk: KazooClient, zk_chroot: ZkChroot, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kafka_of(zk, (2, 8))
-    Reconciler(zk, ClusterSpec("test", "", kafka_version=(2, 8))).apply([TopicSpec("test", "orders", 2, 2)])
+    Reconciler(ZooKeeperStore(zk), ClusterSpec("test", "", kafka_version=(2, 8))).apply(
+        [TopicSpec("test", "orders", 2, 2)]
+    )
     bring_partitions_online(zk, read_cluster(zk), kafka_version=(2, 8))
 
     code, out, err = kto(

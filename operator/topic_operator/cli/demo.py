@@ -37,6 +37,7 @@ from topic_operator.testing.simulated_brokers import (
 )
 from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
 from topic_operator.zookeeper.snapshot import read_cluster
+from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import BrokerConfigZNode, ConfigChangeZNode, ReassignPartitionsZNode
 
 RACKS = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
@@ -171,12 +172,12 @@ def _show_reassignment(
         out, f"a replication factor change by partition reassignment: {REASSIGNED_TOPIC}, 1 -> 3 replicas"
     )
     out.write(f"  kto apply --yes with {REASSIGNED_TOPIC} declared: 3 partitions, replicas: 1\n")
-    _report(out, Reconciler(client, cluster).apply([*topics, single]))
+    _report(out, Reconciler(ZooKeeperStore(client), cluster).apply([*topics, single]))
     bring_partitions_online(brokers, read_cluster(client))
     _describe(out, client, REASSIGNED_TOPIC)
 
     tripled = [*topics, replace(single, replicas=3)]
-    refused = Reconciler(client, cluster).plan(tripled).for_topic(REASSIGNED_TOPIC)
+    refused = Reconciler(ZooKeeperStore(client), cluster).plan(tripled).for_topic(REASSIGNED_TOPIC)
     out.write(
         f"  replicas: 3 on KafkaCluster {cluster.name} as manifests/examples has it (reassignment.enabled: false):\n"
     )
@@ -184,7 +185,7 @@ def _show_reassignment(
         out.write(f"    {error.kafka_class.rsplit('.', 1)[-1]}: {error.message}\n")
 
     enabled = replace(cluster, reassignment=ReassignmentPolicy(True, THROTTLE))
-    reconciler = Reconciler(client, enabled)
+    reconciler = Reconciler(ZooKeeperStore(client), enabled)
     _heading(
         out,
         f"kto plan with spec.reassignment {{enabled: true, throttleBytesPerSecond: {THROTTLE}}} "
@@ -232,7 +233,7 @@ def _run(
     out.write(f"brokers 0-5 registered as brokers register (ephemeral v5 JSON): racks {', '.join(RACKS)}\n")
     client = open_client(ZooKeeperSettings(connect=connect))
     try:
-        reconciler = Reconciler(client, cluster)
+        reconciler = Reconciler(ZooKeeperStore(client), cluster)
         _heading(out, f"kto plan -f manifests/examples ({len(topics)} topics for cluster {cluster.name})")
         out.write(render_plan_text(reconciler.plan(topics)))
 

@@ -18,11 +18,18 @@ __all__ = ["ZooKeeperStore"]
 
 
 class ZooKeeperStore:
-    """``client`` (started, rooted at the cluster's chroot) and the writer that writes through it."""
+    """``client`` (started, rooted at the cluster's chroot) and the writer that writes through it: ``writer``, or
+    one whose every transaction ZooKeeper may keep waiting ``deadline`` seconds."""
 
-    def __init__(self, client: KazooClient, writer: ZooKeeperWriter | None = None) -> None:
+    def __init__(
+        self,
+        client: KazooClient,
+        writer: ZooKeeperWriter | None = None,
+        *,
+        deadline: float = DEFAULT_DEADLINE,
+    ) -> None:
         self.client = client
-        self.writer = writer if writer is not None else ZooKeeperWriter(client)
+        self.writer = writer if writer is not None else ZooKeeperWriter(client, deadline=deadline)
 
     @property
     def backend(self) -> Backend:
