@@ -21,16 +21,25 @@ def opened_store(
     connect_timeout: float | None = None,
     read_only: bool = False,
     confirm_writes: bool = True,
+    ride_out_outages: bool = False,
+    require_kafka: bool = False,
 ) -> Iterator[ClusterStore]:
     """The store ``address`` leads to, open for the ``with`` block and closed after it (boundedly: a hung
     server does not hold the caller). ``deadline`` bounds every request; ``connect_timeout`` (default: the
     deadline) how long reaching the cluster may take. ``read_only``: a ZooKeeper session that a read-only server
     may serve, for a caller that never writes (the drift job). ``confirm_writes``: whether the brokers' store
-    waits for its writes to show in the metadata."""
+    waits for its writes to show in the metadata.
+
+    ``ride_out_outages``: kazoo reconnects with no limit of its own, backing off at most a second, so that the
+    deadline alone says when an outage has lasted too long (a ``kto`` command, which reports what it did by
+    then). ``require_kafka``: refuse a ZooKeeper path that holds no Kafka cluster before anything is read."""
     from topic_operator.access.staged import StagedStore
     from topic_operator.admin.connection import connected as admin_connected
     from topic_operator.admin.store import AdminStore
-    from topic_operator.zookeeper.connection import ZooKeeperSettings
+    from topic_operator.zookeeper.connection import (
+        DEFAULT_CONNECTION_TIMEOUT,
+        ZooKeeperSettings,
+    )
     from topic_operator.zookeeper.connection import connected as zookeeper_connected
     from topic_operator.zookeeper.store import ZooKeeperStore
     from topic_operator.zookeeper.writer import ZooKeeperWriter
@@ -40,15 +49,29 @@ def opened_store(
         on_zookeeper: ClusterStore | None = None
         on_brokers: ClusterStore | None = None
         if address.zookeeper_connect:
-            settings = ZooKeeperSettings(
-                connect=address.zookeeper_connect,
-                read_only=read_only,
-                deadline=deadline,
-                connection_timeout=reach,
-                session_timeout=max(reach, 4.0),
-            )
+            if ride_out_outages:
+                settings = ZooKeeperSettings(
+                    connect=address.zookeeper_connect,
+                    read_only=read_only,
+                    deadline=deadline,
+                    connection_timeout=min(reach, DEFAULT_CONNECTION_TIMEOUT),
+                    connect_max_tries=-1,
+                    connect_retry_deadline=None,
+                    retry_max_delay=1.0,
+                )
+            else:
+                settings = ZooKeeperSettings(
+                    connect=address.zookeeper_connect,
+                    read_only=read_only,
+                    deadline=deadline,
+                    connection_timeout=reach,
+                    session_timeout=max(reach, 4.0),
+                )
             client = opened.enter_context(zookeeper_connected(settings))
-            on_zookeeper = ZooKeeperStore(client, ZooKeeperWriter(client, deadline=deadline))
+            writer = ZooKeeperWriter(client, deadline=deadline)
+            if require_kafka:
+                writer.require_kafka_cluster()
+            on_zookeeper = ZooKeeperStore(client, writer)
         if address.brokers is not None:
             admin = opened.enter_context(
                 admin_connected(address.brokers, deadline=deadline, bootstrap_timeout=reach)
