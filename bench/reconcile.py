@@ -39,8 +39,9 @@ from topic_operator.reconcile import Reconciler, TopicOutcome
 from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.testing.simulated_brokers import bootstrap_cluster, new_topic_id, register_brokers
 from topic_operator.zookeeper.bounded import BoundedClient, Patience
-from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.connection import close_client, open_client
 from topic_operator.zookeeper.pipelined import read_many
+from topic_operator.zookeeper.settings import ZooKeeperSettings
 from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import TopicConfigZNode, TopicZNode, TopicZNodeData
 

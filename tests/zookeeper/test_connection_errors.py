@@ -16,11 +16,12 @@ from kazoo.retry import RetryFailedError
 
 from harness.zookeeper import ZkChroot
 from topic_operator.testing.local_server import free_port
-from topic_operator.zookeeper.connection import ZooKeeperSettings, connected, open_client
+from topic_operator.zookeeper.connection import connected, open_client
 from topic_operator.zookeeper.errors import (
     ZooKeeperChrootMissingError,
     ZooKeeperUnavailableError,
 )
+from topic_operator.zookeeper.settings import ZooKeeperSettings
 
 
 @pytest.fixture

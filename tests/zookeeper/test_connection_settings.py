@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from topic_operator.zookeeper.connection import (
-    ConnectStringError,
-    DigestAuth,
-    Host,
-    SaslAuth,
-    Secret,
-    TlsSettings,
-    ZooKeeperSettings,
-    parse_connect_string,
-)
+from topic_operator.connect_string import ConnectStringError, Host, parse_connect_string
+from topic_operator.zookeeper.settings import DigestAuth, SaslAuth, Secret, TlsSettings, ZooKeeperSettings
 
 PASSWORDS = ("digest-pw-8f3a", "sasl-pw-1c9e", "key-pw-77b0")
 

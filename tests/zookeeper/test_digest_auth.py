@@ -15,8 +15,9 @@ from kazoo.exceptions import NoAuthError
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl, make_digest_acl_credential
 
 from harness.zookeeper import ZkChroot
-from topic_operator.zookeeper.connection import DigestAuth, Secret, ZooKeeperSettings, connected, open_client
+from topic_operator.zookeeper.connection import connected, open_client
 from topic_operator.zookeeper.errors import ZooKeeperAuthError
+from topic_operator.zookeeper.settings import DigestAuth, Secret, ZooKeeperSettings
 
 USER = "kafka"
 PASSWORD = "digest-pw-51d2"

@@ -18,8 +18,9 @@ from harness.zookeeper import connected
 from topic_operator.plan import AlterConfig
 from topic_operator.testing.local_server import LocalZooKeeper
 from topic_operator.zookeeper.bounded import client_gave_up
-from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.connection import close_client, open_client
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
+from topic_operator.zookeeper.settings import ZooKeeperSettings
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter

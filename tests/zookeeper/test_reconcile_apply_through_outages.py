@@ -34,7 +34,8 @@ from topic_operator.manifests.loader import load_manifests
 from topic_operator.model import ClusterSpec, TopicSpec
 from topic_operator.reconcile import Reconciler, ReconcileReport, TopicOutcome
 from topic_operator.testing.local_server import LocalZooKeeper
-from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.connection import close_client, open_client
+from topic_operator.zookeeper.settings import ZooKeeperSettings
 from topic_operator.zookeeper.store import ZooKeeperStore
 
 TOPICS = 300

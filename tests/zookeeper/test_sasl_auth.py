@@ -15,8 +15,9 @@ import pytest
 from kazoo.security import make_acl
 
 from topic_operator.testing.local_server import LocalZooKeeper, ServerSasl
-from topic_operator.zookeeper.connection import SaslAuth, Secret, ZooKeeperSettings, connected, open_client
+from topic_operator.zookeeper.connection import connected, open_client
 from topic_operator.zookeeper.errors import ZooKeeperAuthError
+from topic_operator.zookeeper.settings import SaslAuth, Secret, ZooKeeperSettings
 
 USERS = {"kafka": "sasl-pw-kafka-93c1", "other": "sasl-pw-other-4e07"}
 

@@ -20,14 +20,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from topic_operator.testing.local_server import LocalZooKeeper, ServerTls
-from topic_operator.zookeeper.connection import (
-    Secret,
-    TlsSettings,
-    ZooKeeperSettings,
-    connected,
-    open_client,
-)
+from topic_operator.zookeeper.connection import connected, open_client
 from topic_operator.zookeeper.errors import ZooKeeperUnavailableError
+from topic_operator.zookeeper.settings import Secret, TlsSettings, ZooKeeperSettings
 
 KEY_PASSWORD = "key-pw-6a0f"
 

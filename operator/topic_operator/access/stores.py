@@ -36,11 +36,8 @@ def opened_store(
     from topic_operator.access.staged import StagedStore
     from topic_operator.admin.connection import connected as admin_connected
     from topic_operator.admin.store import AdminStore
-    from topic_operator.zookeeper.connection import (
-        DEFAULT_CONNECTION_TIMEOUT,
-        ZooKeeperSettings,
-    )
     from topic_operator.zookeeper.connection import connected as zookeeper_connected
+    from topic_operator.zookeeper.settings import DEFAULT_CONNECTION_TIMEOUT, ZooKeeperSettings
     from topic_operator.zookeeper.store import ZooKeeperStore
     from topic_operator.zookeeper.writer import ZooKeeperWriter
 

@@ -35,7 +35,8 @@ from topic_operator.testing.simulated_brokers import (
     carry_out_reassignments,
     register_brokers,
 )
-from topic_operator.zookeeper.connection import ZooKeeperSettings, close_client, open_client
+from topic_operator.zookeeper.connection import close_client, open_client
+from topic_operator.zookeeper.settings import ZooKeeperSettings
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.znodes import BrokerConfigZNode, ConfigChangeZNode, ReassignPartitionsZNode

@@ -11,8 +11,6 @@ import datetime
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from kazoo.client import KazooClient
-
 from topic_operator.k8s.kafkaclusters.registry import ClusterKey, ClusterRegistry
 from topic_operator.k8s.kafkatopics.claim_index import ClaimIndex
 from topic_operator.k8s.process.kube_api import EventSink, KubernetesApi, patch_status_over
@@ -23,7 +21,6 @@ from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.manifests.limits import ManifestLimits
 from topic_operator.model import TopicSpec
 from topic_operator.tenants.grants import Tenancy, read_tenancy
-from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["OperatorContext", "QueuedTopicWork", "utc_now"]
 
@@ -52,7 +49,6 @@ class OperatorContext:
         events: EventSink,
         *,
         metrics: Metrics | None = None,
-        connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
         clock: Callable[[], datetime.datetime] = utc_now,
         manifest_limits: ManifestLimits | None = None,
         may_write: Callable[[], bool] | None = None,
@@ -61,7 +57,7 @@ class OperatorContext:
         self.api = api
         self.events = events
         self.metrics = metrics if metrics is not None else Metrics()
-        self.clusters = ClusterRegistry(settings, self.metrics, connect=connect, may_write=may_write)
+        self.clusters = ClusterRegistry(settings, self.metrics, may_write=may_write)
         self.clock = clock
         self.manifest_limits = manifest_limits if manifest_limits is not None else ManifestLimits()
         """What an API object may hold (depth, strings, size) before it is read: read once at start-up."""

@@ -23,15 +23,9 @@ from typing import Any
 
 from topic_operator.admin.client_settings import AdminSettings, parse_bootstrap_servers
 from topic_operator.admin.errors import AdminSettingsError
+from topic_operator.connect_string import ConnectStringError
 from topic_operator.k8s.conditions import Reason
-from topic_operator.zookeeper.connection import (
-    ConnectStringError,
-    DigestAuth,
-    SaslAuth,
-    Secret,
-    TlsSettings,
-    ZooKeeperSettings,
-)
+from topic_operator.zookeeper.settings import DigestAuth, SaslAuth, Secret, TlsSettings, ZooKeeperSettings
 
 __all__ = [
     "ClusterConfig",

@@ -1,5 +1,5 @@
 """One connected handle per KafkaCluster: its link (a kazoo client and the watched cluster view, or an Admin client
-on the brokers: ``cluster_links``), a Reconciler and a Batcher.
+on the brokers: ``access.links``), a Reconciler and a Batcher.
 
 The handle is the only place where the operator's asyncio world meets the clients' threads: the batch function,
 the link's ``state()`` and connecting all block, so they run in a thread, never in kopf's event loop. Each cluster has a
@@ -21,20 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kazoo.client import KazooClient
-
 from topic_operator.access.address import spec_identity
 from topic_operator.access.interface import ClusterUnavailableError
-from topic_operator.admin.client_settings import AdminSettings
+from topic_operator.access.links import ClusterLink, open_link
 from topic_operator.k8s.kafkaclusters.batching import Batcher
 from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfig
-from topic_operator.k8s.kafkaclusters.cluster_links import (
-    AdminLink,
-    ClusterLink,
-    MigratingLink,
-    ZooKeeperLink,
-    open_admin_link,
-)
 from topic_operator.k8s.process.metrics import Metrics
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.kafka.kraft_migration import WriterChoice
@@ -42,7 +33,6 @@ from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, TopicStat
 from topic_operator.plan import TopicPlan
 from topic_operator.reconcile import Judge, Reconciler, TopicOutcome, TopicResult
 from topic_operator.tenants.rules import Tenant, plan_judge
-from topic_operator.zookeeper.connection import ZooKeeperSettings, open_client
 
 __all__ = ["ClusterHandle", "ClusterKey", "ClusterRegistry", "TopicKey", "TopicReport", "TopicRequest"]
 
@@ -241,12 +231,10 @@ class ClusterRegistry:
         settings: OperatorSettings,
         metrics: Metrics,
         *,
-        connect: Callable[[ZooKeeperSettings], KazooClient] = open_client,
         may_write: Callable[[], bool] | None = None,
     ) -> None:
         self._settings = settings
         self._metrics = metrics
-        self._connect = connect
         self._may_write = may_write
         """Every cluster's writer asks it before each transaction (``leadership``: the leader lease held)."""
         self._handles: dict[ClusterKey, ClusterHandle] = {}
@@ -315,30 +303,12 @@ class ClusterRegistry:
         return handle
 
     def _link(self, spec: ClusterSpec, config: ClusterConfig) -> ClusterLink:
-        """Blocking. A new link to the cluster: a kazoo session, or an Admin client whose bootstrap succeeded."""
-        deadline = self._settings.zk_deadline
-        if isinstance(config.settings, AdminSettings):
-            return self._admin_link(config.settings)
-        client = self._connect(config.settings)
-        zookeeper = ZooKeeperLink(
-            client,
-            spec.zookeeper_connect,
-            deadline=deadline,
-            session_timeout=config.settings.session_timeout,
-            may_write=self._may_write,
-        )
-        if config.brokers is None:
-            return zookeeper
-        try:
-            return MigratingLink(zookeeper, self._admin_link(config.brokers))
-        except BaseException:
-            zookeeper.stop_listening()
-            zookeeper.close()
-            raise
-
-    def _admin_link(self, settings: AdminSettings) -> AdminLink:
-        return open_admin_link(
-            settings,
+        """Blocking. A new link to the cluster (``access.links.open_link``): a kazoo session, an Admin client whose
+        bootstrap succeeded, or both."""
+        return open_link(
+            config.settings,
+            config.brokers,
+            zookeeper_address=spec.zookeeper_connect,
             deadline=self._settings.zk_deadline,
             bootstrap_timeout=self._settings.zk_connection_timeout,
             may_write=self._may_write,

@@ -1,8 +1,9 @@
-"""How a ``ClusterHandle`` reaches its Kafka cluster: a kazoo session with its watched view (ZooKeeper), an
-Admin client on the brokers (a KRaft cluster), or both for a cluster migrating to KRaft (``MigratingLink``: the
-stage decides which one is written, ``access.staged``). Each gives the handle the engine's store, the cluster's
-state, a targeted read, whether the link is up, and when it must be replaced; everything else about a cluster (its
-thread, batches, policy, status) is the handle's and the same for all.
+"""How the operator holds a Kafka cluster for as long as its KafkaCluster lives: a link, opened here
+(``open_link``) as every face's way in is. A kazoo session with its watched view (ZooKeeper), an Admin client on
+the brokers (a KRaft cluster), or both for a cluster migrating to KRaft (``MigratingLink``: the stage decides which
+one is written, ``access.staged``). Each gives the operator's handle of the cluster the engine's store, the
+cluster's state, a targeted read, whether the link is up, and when it must be replaced; everything else about a
+cluster (its thread, batches, policy, status) is the handle's and the same for all.
 
 All methods but ``alive`` block: the handle calls them in the cluster's own thread.
 """
@@ -25,13 +26,22 @@ from topic_operator.admin.store import AdminStore, open_store
 from topic_operator.kafka.kraft_migration import Writer, WriterChoice
 from topic_operator.model import ClusterState
 from topic_operator.zookeeper.bounded import client_gave_up
-from topic_operator.zookeeper.connection import close_client
+from topic_operator.zookeeper.connection import close_client, open_client
+from topic_operator.zookeeper.settings import ZooKeeperSettings
 from topic_operator.zookeeper.snapshot import read_cluster
 from topic_operator.zookeeper.store import ZooKeeperStore
 from topic_operator.zookeeper.watched import WatchedCluster
 from topic_operator.zookeeper.writer import ZooKeeperWriter
 
-__all__ = ["PRESENT_WAIT", "AdminLink", "ClusterLink", "MigratingLink", "ZooKeeperLink", "open_admin_link"]
+__all__ = [
+    "PRESENT_WAIT",
+    "AdminLink",
+    "ClusterLink",
+    "MigratingLink",
+    "ZooKeeperLink",
+    "open_admin_link",
+    "open_link",
+]
 
 PRESENT_WAIT = 5.0
 """The most seconds a read after a write waits for the brokers' metadata to show what was written."""
@@ -373,3 +383,43 @@ def open_admin_link(
     if not opened:
         raise ClusterUnavailableError("the operator is stopping: no new session is opened")
     return AdminLink(opened[0])
+
+
+def open_link(
+    settings: ZooKeeperSettings | AdminSettings,
+    brokers: AdminSettings | None,
+    *,
+    zookeeper_address: str,
+    deadline: float,
+    bootstrap_timeout: float,
+    may_write: Callable[[], bool] | None,
+    stopping: Callable[[], bool],
+) -> ClusterLink:
+    """Blocking. A new link to a cluster: an Admin client whose bootstrap succeeded for ``AdminSettings``; a kazoo
+    session for ``ZooKeeperSettings`` (``zookeeper_address`` names it), with an Admin client beside it when the
+    cluster also declares its ``brokers`` (a ``MigratingLink``). ``deadline`` bounds every request, ``may_write``
+    is asked before each write (the leader Lease held), and ``stopping`` says the operator is stopping, which ends
+    a bootstrap under way."""
+
+    def admin_link(on: AdminSettings) -> AdminLink:
+        return open_admin_link(
+            on, deadline=deadline, bootstrap_timeout=bootstrap_timeout, may_write=may_write, stopping=stopping
+        )
+
+    if isinstance(settings, AdminSettings):
+        return admin_link(settings)
+    zookeeper = ZooKeeperLink(
+        open_client(settings),
+        zookeeper_address,
+        deadline=deadline,
+        session_timeout=settings.session_timeout,
+        may_write=may_write,
+    )
+    if brokers is None:
+        return zookeeper
+    try:
+        return MigratingLink(zookeeper, admin_link(brokers))
+    except BaseException:
+        zookeeper.stop_listening()
+        zookeeper.close()
+        raise
