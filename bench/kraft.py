@@ -53,12 +53,12 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, Unpack, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -67,7 +67,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from harness.kraft_cluster import KRaftCluster  # the harness lives with the tests
 from harness.real_kafka import Broker
 from harness.server_binaries import KafkaDistribution, kafka_distributions
-from topic_operator.access.interface import DEFAULT_DEADLINE, Patience, WriteResult
+from topic_operator.access.interface import Patience, ReadRequest, WriteResult
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.config_answers import describe_configs_request
 from topic_operator.admin.connection import connected
@@ -149,19 +149,8 @@ class TimedStore(AdminStore):
         self.read_s = 0.0
         self.write_s = 0.0
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = DEFAULT_DEADLINE,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
-        state, seconds = timed(
-            lambda: super(TimedStore, self).read_cluster(
-                partition_states=partition_states, topics=topics, deadline=deadline, configs_of=configs_of
-            )
-        )
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
+        state, seconds = timed(lambda: super(TimedStore, self).read_cluster(**request))
         self.read_s += seconds
         return state
 

@@ -19,12 +19,12 @@ What is proven, and why it matters:
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 
 from harness.states import cluster_spec, cluster_state, existing, spec
-from topic_operator.access.interface import Backend, Outcome, Patience, WriteResult
+from topic_operator.access.interface import Backend, Outcome, Patience, ReadRequest, WriteResult
 from topic_operator.kafka.errors import KafkaError, TopicAuthorizationError
 from topic_operator.model import ClusterState, DeletionPolicy, TopicSpec
 from topic_operator.plan import Action, AddPartitions, CreateTopic, Plan, TopicStatus, plan
@@ -504,14 +504,7 @@ class RecordingStore:
     def backend(self) -> Backend:
         return Backend.ZOOKEEPER
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = 0,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
         return self.state
 
     def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:

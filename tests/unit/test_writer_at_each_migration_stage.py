@@ -8,17 +8,18 @@ is). What the real stores do at each stage is ``tests/real/test_operator_through
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
+from typing import Unpack
 
 import pytest
 
 from topic_operator.access.interface import (
-    DEFAULT_DEADLINE,
     Backend,
     ClusterMismatchError,
     ClusterUnavailableError,
     Outcome,
     Patience,
+    ReadRequest,
     WriteResult,
 )
 from topic_operator.access.staged import StagedStore, WriterMovedError
@@ -118,16 +119,10 @@ class MemoryStore:
     def backend(self) -> Backend:
         return self._backend
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = DEFAULT_DEADLINE,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
         if self.down:
             raise ClusterUnavailableError(f"the {self._backend.value} store is down")
+        topics = request.get("topics")
         if topics is None:
             return self.state
         return dataclasses.replace(

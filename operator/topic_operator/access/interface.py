@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import Protocol, TypedDict, Unpack
 
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import Backend, ClusterState
@@ -26,7 +26,9 @@ __all__ = [
     "ClusterUnavailableError",
     "Outcome",
     "Patience",
+    "ReadRequest",
     "WriteResult",
+    "read_deadline",
 ]
 
 DEFAULT_DEADLINE = 60.0
@@ -108,6 +110,26 @@ class WriteResult:
     retried: int = 0
 
 
+class ReadRequest(TypedDict, total=False):
+    """What one read of a cluster asks for, the keywords of every store's ``read_cluster``: written once here, so
+    that a store (or a store over stores, which hands them on) cannot take them differently."""
+
+    partition_states: bool
+    """Partition leaders and ISRs too (default: no)."""
+    topics: Collection[str] | None
+    """Only these topics (default: every topic)."""
+    deadline: float | Patience
+    """How long the cluster may keep the read waiting (default ``DEFAULT_DEADLINE``: ``read_deadline``)."""
+    configs_of: Collection[str] | None
+    """The topics whose overrides the caller needs, where describing the others costs (the Admin protocol); a
+    store may read every topic's anyway (ZooKeeper's). Default: every topic's."""
+
+
+def read_deadline(request: ReadRequest) -> float | Patience:
+    """The request's deadline, or the default one."""
+    return request.get("deadline", DEFAULT_DEADLINE)
+
+
 class ClusterStore(Protocol):
     """One cluster, read and written through one protocol."""
 
@@ -116,18 +138,10 @@ class ClusterStore(Protocol):
         """The protocol this store speaks."""
         ...
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = DEFAULT_DEADLINE,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
-        """The cluster now: brokers, cluster id and every topic (or only ``topics``), with partition leaders and
-        ISRs when ``partition_states``. Raises ``ClusterUnavailableError`` past the deadline. ``configs_of``: the
-        topics whose overrides the caller needs, where describing the others costs (the Admin protocol); a store
-        may read every topic's anyway (ZooKeeper's)."""
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
+        """The cluster now, as ``request`` asks (``ReadRequest``): brokers, cluster id and every topic (or only
+        those asked for), with partition leaders and ISRs when asked. Raises ``ClusterUnavailableError`` past the
+        deadline."""
         ...
 
     def apply_all(

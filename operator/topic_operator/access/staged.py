@@ -21,8 +21,8 @@ Pure: it drives two stores through the ``ClusterStore`` protocol, whichever pack
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Protocol, Unpack
 
 from topic_operator.access.interface import (
     DEFAULT_DEADLINE,
@@ -32,7 +32,9 @@ from topic_operator.access.interface import (
     ClusterUnavailableError,
     Outcome,
     Patience,
+    ReadRequest,
     WriteResult,
+    read_deadline,
 )
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.kafka.kraft_migration import Writer, WriterChoice, choose_writer
@@ -132,29 +134,15 @@ class StagedStore:
 
     # -- ClusterStore ------------------------------------------------------------------------------------------
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = DEFAULT_DEADLINE,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
         """The cluster from the store the stage writes through; ZooKeeper's when nothing may be written. The stage
         comes first, from ZooKeeper's cluster-wide znodes alone."""
-        head = self.zookeeper.read_cluster(topics=(), deadline=deadline)
+        head = self.zookeeper.read_cluster(topics=(), deadline=read_deadline(request))
         self.check_same_cluster(head)
         choice = self.planned(head)
         if choice.writer is not Writer.ADMIN_PROTOCOL:
-            zookeeper = self.zookeeper.read_cluster(
-                partition_states=partition_states, topics=topics, deadline=deadline, configs_of=configs_of
-            )
-            return self.staged(zookeeper)
-        brokers = self._brokers_read(
-            lambda: self.brokers.read_cluster(
-                partition_states=partition_states, topics=topics, deadline=deadline, configs_of=configs_of
-            )
-        )
+            return self.staged(self.zookeeper.read_cluster(**request))
+        brokers = self._brokers_read(lambda: self.brokers.read_cluster(**request))
         return self.on_the_brokers(brokers, head)
 
     def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:

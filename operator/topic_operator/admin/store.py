@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
+from typing import Unpack
 
 from kafka.admin import KafkaAdminClient
 
-from topic_operator.access.interface import DEFAULT_DEADLINE, Backend, Patience, WriteResult
+from topic_operator.access.interface import (
+    DEFAULT_DEADLINE,
+    Backend,
+    Patience,
+    ReadRequest,
+    WriteResult,
+)
 from topic_operator.admin.client_settings import AdminSettings
 from topic_operator.admin.connection import open_admin, reaching
 from topic_operator.admin.reader import read_cluster
@@ -45,20 +52,15 @@ class AdminStore:
     def backend(self) -> Backend:
         return Backend.KRAFT
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = DEFAULT_DEADLINE,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
+        """Metadata, and the overrides of the topics ``configs_of`` names (every topic's by default), within the
+        store's own deadline: a client's requests time out on their own, so the request's is not needed."""
         with reaching(self.settings, self.deadline):
             return read_cluster(
                 self.admin,
-                partition_states=partition_states,
-                topics=topics,
-                configs_of=configs_of,
+                partition_states=request.get("partition_states", False),
+                topics=request.get("topics"),
+                configs_of=request.get("configs_of"),
                 deadline=self.deadline,
             )
 

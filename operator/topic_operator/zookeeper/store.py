@@ -3,11 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
+from typing import Unpack
 
 from kazoo.client import KazooClient
 
-from topic_operator.access.interface import DEFAULT_DEADLINE, Backend, Patience, WriteResult
+from topic_operator.access.interface import (
+    DEFAULT_DEADLINE,
+    Backend,
+    Patience,
+    ReadRequest,
+    WriteResult,
+    read_deadline,
+)
 from topic_operator.kafka.errors import KafkaError
 from topic_operator.model import ClusterState
 from topic_operator.plan import Action
@@ -35,17 +43,15 @@ class ZooKeeperStore:
     def backend(self) -> Backend:
         return Backend.ZOOKEEPER
 
-    def read_cluster(
-        self,
-        *,
-        partition_states: bool = False,
-        topics: Collection[str] | None = None,
-        deadline: float | Patience = DEFAULT_DEADLINE,
-        configs_of: Collection[str] | None = None,
-    ) -> ClusterState:
+    def read_cluster(self, **request: Unpack[ReadRequest]) -> ClusterState:
         """``snapshot.read_cluster``: every topic's overrides, whatever ``configs_of`` says (they are znodes of
         their own, read together with the topic's)."""
-        return read_cluster(self.client, partition_states=partition_states, topics=topics, deadline=deadline)
+        return read_cluster(
+            self.client,
+            partition_states=request.get("partition_states", False),
+            topics=request.get("topics"),
+            deadline=read_deadline(request),
+        )
 
     def validate(self, actions: Sequence[Action]) -> dict[str, KafkaError]:
         """ZooKeeper has no validate-only write: the port's rules, already applied by the planner, are the verdict."""
