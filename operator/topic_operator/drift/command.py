@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,10 +63,10 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="manifest files or directories (KafkaTopic, KafkaCluster, Strimzi KafkaTopic), a "
                         "'kubectl get kafkatopics -A -o json' export, or *.parquet tables of declared-topic rows; "
                         "repeatable")  # fmt: skip
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--snapshots", metavar="DIR",
-                        help="a directory of 'kto snapshot' JSON-lines files (read recursively)")  # fmt: skip
-    source.add_argument("--clusters", nargs="+", action="extend", metavar="PATH",
+    parser.add_argument("--snapshots", metavar="DIR",
+                        help="a directory of 'kto snapshot' JSON-lines files (read recursively); with --clusters "
+                        "too, the fleet mixes both: a cluster is read live or from its snapshot, never both")  # fmt: skip
+    parser.add_argument("--clusters", nargs="+", action="extend", metavar="PATH",
                         help="KafkaCluster documents: read these clusters live, one task per cluster "
                         "(their rows are saved under OUT/snapshots)")  # fmt: skip
     parser.add_argument(
@@ -183,6 +184,8 @@ def _report(result: DriftResult, out: Path, manifest_errors: Sequence[str]) -> i
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.snapshots is None and args.clusters is None:
+        raise ValueError("give --snapshots DIR, --clusters PATH, or both: nothing says what the clusters hold")
     engine = choose_engine(args)
     if args.snapshots is not None:
         from topic_operator.drift.snapshot_files import check_snapshot_files
@@ -235,7 +238,8 @@ def _snapshots(
     collect: Callable[[list[tuple[str, ClusterAddress]], Path], dict[str, str]],
 ) -> _Snapshots:
     """``--snapshots DIR`` as given, or ``--clusters`` read live by ``collect`` (the engine's own tasks) into
-    ``OUT/snapshots``."""
+    ``OUT/snapshots``; with both, the given snapshot files are linked in beside the live reads, once no cluster
+    was found named by both."""
     from topic_operator.drift.outputs import SNAPSHOTS_DIR
 
     described: dict[str, object] = {"desired": list(args.desired)}
@@ -245,14 +249,61 @@ def _snapshots(
         return _Snapshots(directory, dict(declared_clusters), described=described)
     inventory = _inventory(args.clusters)
     directory = Path(args.out) / SNAPSHOTS_DIR
+    given = Path(args.snapshots) if args.snapshots is not None else None
+    if given is not None:
+        _refuse_overlap(given, directory, inventory, args.clusters)
     with progress.phase(f"reading {len(inventory)} clusters live"):
         unreachable = collect(_addresses(inventory, args.command_config), directory)
+    if given is not None:
+        _link_snapshots(given, directory / GIVEN_SNAPSHOTS)
+        described["given_snapshots"] = str(given)
     for name, reason in sorted(unreachable.items()):
         progress.say(f"  cluster {name} not read: {reason}")
     described["clusters"] = list(args.clusters)
     described["snapshots"] = str(directory)
     clusters = {**declared_clusters, **{c.name: c for c in inventory}}
     return _Snapshots(directory, clusters, [c.name for c in inventory], unreachable, described)
+
+
+GIVEN_SNAPSHOTS: Final = "given"
+"""Where, under ``OUT/snapshots``, a mixed run links the ``--snapshots`` files in beside its live reads."""
+
+
+def _refuse_overlap(given: Path, live: Path, inventory: Sequence[ClusterSpec], fleet: Sequence[str]) -> None:
+    """A fleet mixing snapshots and live reads names each cluster once: refuse one that ``--snapshots`` holds and
+    the inventory reaches too (naming both), and a snapshot directory the live reads would be written into (or
+    over)."""
+    from topic_operator.drift.snapshot_files import file_clusters, snapshot_files
+
+    given_at, live_at = given.resolve(), live.resolve()
+    if given_at == live_at or given_at.is_relative_to(live_at) or live_at.is_relative_to(given_at):
+        raise ValueError(
+            f"--snapshots {given} overlaps {live}, where --clusters writes the live reads: keep the snapshots "
+            "elsewhere"
+        )
+    live_names = {c.name for c in inventory}
+    for path in snapshot_files(given):
+        both = sorted(name for name in file_clusters(path) if name in live_names)
+        if both:
+            raise ValueError(
+                f"cluster {both[0]} is named twice: by its address (KafkaCluster {both[0]} in "
+                f"{', '.join(fleet)}: spec.zookeeper or spec.bootstrapServers) and by a snapshot ({path}); read "
+                "it live or from its snapshot, not both"
+            )
+
+
+def _link_snapshots(given: Path, into: Path) -> None:
+    """The ``--snapshots`` files under ``into``, by their paths below ``given``: hard links where the file system
+    allows (no copy of a large fleet's files), copies where it does not."""
+    from topic_operator.drift.snapshot_files import snapshot_files
+
+    for path in snapshot_files(given):
+        target = into / path.relative_to(given)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
 
 
 def _addresses(
@@ -290,7 +341,7 @@ def _run_in_processes(args: argparse.Namespace) -> int:
     progress.say(f"{workers} processes on this machine (--engine spark for a Spark job)")
     with WorkerPool(workers) as pool:
         if (
-            args.snapshots is not None
+            args.snapshots is not None and args.clusters is None
         ):  # the workers start, and read the files, while the driver reads the rest
             pool.scan(Path(args.snapshots))
         with progress.phase("loading declared topics"):
