@@ -569,6 +569,11 @@ def test_live_drift_reads_each_cluster_through_its_own_way_in(migration: Migrati
     assert run.code == 2, run.err  # changes found, nothing failed
     summary = json.loads((run.out / "summary.json").read_text())
     release = {c["name"]: c["kafka_release"] for c in summary["clusters"]}
+    read = {c["name"]: c["read"] for c in summary["clusters"]}
+    assert read["migrating"] == {"from": "live", "through": "AdminProtocol", "stage": "BrokersOnKRaft"}
+    assert read["kraft-live"] == {"from": "live", "through": "AdminProtocol", "stage": None}
+    assert read["zookeeper-view"]["through"] == "ZooKeeper"
+    assert read["zookeeper-view"]["stage"] is not None  # ZooKeeper shows the migration under way
     assert {c["name"] for c in summary["clusters"] if c["observed"]} == set(release)
     assert "read through the brokers" in release["migrating"]
     assert "migrating to KRaft" in release["migrating"]

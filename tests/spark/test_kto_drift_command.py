@@ -107,5 +107,6 @@ def test_registers_as_a_kto_subcommand() -> None:
     assert args.desired == ["a", "b"]
     assert args.clusters == ["c.yaml"]
     assert args.master == "spark://127.0.0.1:7077"
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["--desired", "a", "--snapshots", "s", "--clusters", "c", "--out", "o"])
+    # A fleet may mix snapshots and live reads (which clusters each names is checked when the run starts).
+    both = build_parser().parse_args(["--desired", "a", "--snapshots", "s", "--clusters", "c", "--out", "o"])
+    assert (both.snapshots, both.clusters) == ("s", ["c"])

@@ -66,6 +66,13 @@ def test_a_fleet_mixes_live_reads_and_snapshots(fleet: dict[str, Path]) -> None:
     assert run(fleet) == 2  # green lacks payments
     summary = json.loads((fleet["out"] / "summary.json").read_text())
     assert {c["name"]: c["observed"] for c in summary["clusters"]} == {"blue": True, "green": True}
+    assert {c["name"]: c["read"] for c in summary["clusters"]} == {
+        "blue": {"from": "live", "through": "ZooKeeper", "stage": None},
+        "green": {"from": "snapshot", "through": "ZooKeeper", "stage": None},
+    }
+    report = (fleet["out"] / "report.html").read_text()
+    assert "Read live through ZooKeeper." in report
+    assert "Read snapshot through ZooKeeper." in report
     statuses = {
         name: {
             t["topic"]: t["status"]

@@ -34,6 +34,8 @@ CLUSTER_DRIFT_ARROW: Final = pa.schema(
         pa.field("brokers", pa.int32()),
         pa.field("racks", pa.int32()),
         pa.field("taken_at", pa.string()),
+        pa.field("read_through", pa.string()),
+        pa.field("migration_stage", pa.string()),
         pa.field("kafka_release", pa.string()),
         pa.field("document", pa.string()),
         pa.field("plan", pa.map_(pa.string(), pa.int64())),

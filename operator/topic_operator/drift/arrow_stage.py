@@ -49,6 +49,8 @@ def cluster_row(drift: ClusterDrift, schema: Any, sample_size: int) -> Any:
         "brokers": drift.brokers,
         "racks": drift.racks,
         "taken_at": drift.taken_at,
+        "read_through": drift.read_through,
+        "migration_stage": drift.migration_stage,
         "kafka_release": drift.kafka_release,
         "document": drift.document,
         "plan": list(drift.plan.items()),

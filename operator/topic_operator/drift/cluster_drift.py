@@ -101,6 +101,11 @@ class ClusterDrift:
     brokers: int = 0
     racks: int = 0
     taken_at: str | None = None
+    read_through: str | None = None
+    """The store the cluster's state was read through: ``ZooKeeper`` or ``AdminProtocol`` (its brokers); None
+    when not observed."""
+    migration_stage: str | None = None
+    """Where its migration to KRaft stood when it was read (None: no migration seen)."""
     kafka_release: str | None = None
     """What the snapshot's znodes tell of the brokers' release against the declared one, in words (with the
     warning when they disagree); None when not observed or not read."""
@@ -773,6 +778,8 @@ def cluster_drift(
         brokers=len(state.brokers),
         racks=len({b.rack for b in state.brokers.values() if b.rack is not None}),
         taken_at=observed.taken_at,
+        read_through=read_through(state),
+        migration_stage=migration_stage(state),
         kafka_release=release_line_text((settings or ClusterSpec(cluster, "")).kafka_version, state),
         document=result.document,
         plan={status.value: statuses[status] for status in TopicStatus},
@@ -780,6 +787,19 @@ def cluster_drift(
         loads=observed.loads,
         seconds=time.perf_counter() - started,
     )
+
+
+def read_through(state: ClusterState) -> str:
+    """The store a cluster's state came from, by the name ``writes`` gives it: ``ZooKeeper`` or ``AdminProtocol``."""
+    return "AdminProtocol" if state.backend is Backend.KRAFT else "ZooKeeper"
+
+
+def migration_stage(state: ClusterState) -> str | None:
+    """The migration's stage when the state was read, as the plan's ``writes`` names it; None with no migration."""
+    choice = state.writer
+    if choice is not None and choice.stage not in (STAGE_NAMES[None], KRAFT):
+        return choice.stage
+    return state.kraft_migration_stage or state.kraft_migration
 
 
 def release_line_text(declared: KafkaVersion, state: ClusterState) -> str | None:

@@ -185,7 +185,9 @@ def _report(result: DriftResult, out: Path, manifest_errors: Sequence[str]) -> i
 
 def _run(args: argparse.Namespace) -> int:
     if args.snapshots is None and args.clusters is None:
-        raise ValueError("give --snapshots DIR, --clusters PATH, or both: nothing says what the clusters hold")
+        raise ValueError(
+            "give --snapshots DIR, --clusters PATH, or both: nothing says what the clusters hold"
+        )
     engine = choose_engine(args)
     if args.snapshots is not None:
         from topic_operator.drift.snapshot_files import check_snapshot_files

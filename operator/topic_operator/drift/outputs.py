@@ -71,6 +71,9 @@ class ClusterSummary:
     taken_at: str | None = None
     kafka_release: str | None = None
     """The cluster's Kafka release, declared and as ZooKeeper shows it, with the warning when they disagree."""
+    read: dict[str, str | None] | None = None
+    """How the cluster was read: ``from`` (``live`` or ``snapshot``), ``through`` (the store: ``ZooKeeper`` or
+    ``AdminProtocol``) and ``stage`` (its migration's, or None); None when not observed."""
     plan_file: str | None = None
     plan: dict[str, int] = field(default_factory=dict)
     """Topics per plan status (``create``, ``change``, ``rejected``...), as the plan document's summary."""
@@ -89,6 +92,7 @@ class ClusterSummary:
             "observed": self.observed,
             "taken_at": self.taken_at,
             "kafka_release": self.kafka_release,
+            "read": self.read,
             "brokers": self.brokers,
             "racks": self.racks,
             "declared_topics": self.declared,

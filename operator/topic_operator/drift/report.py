@@ -455,6 +455,10 @@ def _cluster_section(
             f'<p class="error">Not observed: {_e(cluster.unobserved_reason or "no snapshot rows")}.</p>'
         )
     else:
+        if cluster.read is not None:
+            how = f"Read {_e(cluster.read['from'])} through {_e(cluster.read['through'])}"
+            stage = cluster.read.get("stage")
+            parts.append(f"<p class=meta>{how}{f', at stage {_e(stage)}' if stage else ''}.</p>")
         parts.append(
             f"<p class=meta>Snapshot taken at {_e(cluster.taken_at)}; {_e(cluster.brokers)} brokers in "
             f"{_e(cluster.racks)} racks; {_e(cluster.topics)} topics, {_e(cluster.declared)} declared.</p>"

@@ -127,6 +127,11 @@ def _cluster_summaries(
             summary.topics, summary.brokers, summary.racks = row["topics"], row["brokers"], row["racks"]
             summary.taken_at = row["taken_at"]
             summary.kafka_release = row["kafka_release"]
+            summary.read = {
+                "from": "live" if name in facts.expected_clusters else "snapshot",
+                "through": row["read_through"],
+                "stage": row["migration_stage"],
+            }
             summary.plan_file = plan_file_name(name)
             summary.plan = dict(row["plan"])
         for kind, severity in row["kinds"]:

@@ -86,6 +86,8 @@ CLUSTER_DRIFT_SCHEMA: Final = StructType(
         StructField("brokers", IntegerType()),
         StructField("racks", IntegerType()),
         StructField("taken_at", StringType()),
+        StructField("read_through", StringType()),
+        StructField("migration_stage", StringType()),
         StructField("kafka_release", StringType()),
         StructField("document", StringType()),
         StructField("plan", MapType(StringType(), LongType())),
