@@ -795,10 +795,13 @@ def read_through(state: ClusterState) -> str:
 
 
 def migration_stage(state: ClusterState) -> str | None:
-    """The migration's stage when the state was read, as the plan's ``writes`` names it; None with no migration."""
+    """The migration's stage when the state was read, as the plan's ``writes`` names it (or, without a writer
+    chosen, as ZooKeeper shows it); None when no migration is under way: what the report's release line says."""
     choice = state.writer
-    if choice is not None and choice.stage not in (STAGE_NAMES[None], KRAFT):
-        return choice.stage
+    if choice is not None:
+        return None if choice.stage in (STAGE_NAMES[None], KRAFT) else choice.stage
+    if state.kraft_migration is None:
+        return None
     return state.kraft_migration_stage or state.kraft_migration
 
 
@@ -818,12 +821,12 @@ def release_line_text(declared: KafkaVersion, state: ClusterState) -> str | None
 
 def _migration_text(state: ClusterState) -> str:
     """``; migrating to KRaft: stage S, writes through W`` while a migration is under way, else nothing."""
-    choice = state.writer
-    if choice is not None and choice.stage not in (STAGE_NAMES[None], KRAFT):
-        return f"; migrating to KRaft: stage {choice.stage}, writes through {choice.writer.value}"
-    if choice is None and state.kraft_migration is not None:
-        return f"; migrating to KRaft: {state.kraft_migration_stage or state.kraft_migration}"
-    return ""
+    stage = migration_stage(state)
+    if stage is None:
+        return ""
+    if state.writer is not None:
+        return f"; migrating to KRaft: stage {stage}, writes through {state.writer.writer.value}"
+    return f"; migrating to KRaft: {stage}"
 
 
 def _brokers_release_text(declared: KafkaVersion, state: ClusterState) -> str:
