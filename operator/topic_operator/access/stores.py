@@ -6,11 +6,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from typing import Final
 
 from topic_operator.access.address import ClusterAddress
 from topic_operator.access.interface import DEFAULT_DEADLINE, ClusterStore
 
-__all__ = ["opened_store"]
+__all__ = ["STORE_MODULES", "opened_store"]
+
+STORE_MODULES: Final = (
+    "topic_operator.access.staged",
+    "topic_operator.admin.connection",
+    "topic_operator.admin.store",
+    "topic_operator.zookeeper.connection",
+    "topic_operator.zookeeper.settings",
+    "topic_operator.zookeeper.store",
+    "topic_operator.zookeeper.writer",
+)
+"""The modules ``opened_store`` imports on its first use (kazoo, kafka-python and the two stores: a third of a
+second), named so that a pool of processes about to read clusters can load them once, before its workers fork,
+rather than in each worker while the read waits."""
 
 
 @contextmanager

@@ -341,7 +341,7 @@ def _run_in_processes(args: argparse.Namespace) -> int:
     workers = args.processes or os.cpu_count() or 1
     progress = Progress(None if args.quiet else sys.stderr)
     progress.say(f"{workers} processes on this machine (--engine spark for a Spark job)")
-    with WorkerPool(workers) as pool:
+    with WorkerPool(workers, reads_live=args.clusters is not None) as pool:
         if (
             args.snapshots is not None and args.clusters is None
         ):  # the workers start, and read the files, while the driver reads the rest
@@ -355,7 +355,7 @@ def _run_in_processes(args: argparse.Namespace) -> int:
             declared.clusters,
             progress,
             lambda inventory, directory: collect_live_in_processes(
-                inventory, directory, timeout=args.connect_timeout, processes=workers
+                inventory, directory, timeout=args.connect_timeout, pool=pool
             ),
         )
         source.described["engine"] = f"{workers} processes"

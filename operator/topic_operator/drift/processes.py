@@ -25,6 +25,7 @@ import itertools
 import multiprocessing
 import os
 import shutil
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -36,6 +37,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from topic_operator.access.address import ClusterAddress
+from topic_operator.access.stores import STORE_MODULES
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
 from topic_operator.drift.cluster_drift import ClusterDrift
@@ -206,9 +208,12 @@ def _write_plan(drift: ClusterDrift, *, plans: Path) -> None:
 # -- the driver -------------------------------------------------------------------------------------------------
 
 
-def _pool(processes: int) -> ProcessPoolExecutor:
+def _pool(processes: int, *, reads_live: bool) -> ProcessPoolExecutor:
+    """Workers forked from a server that has imported the engine and, for a run that reads clusters live, the
+    stores too (``STORE_MODULES``), once for all of them. The fork server is one per program: a later pool's
+    list applies only if none has run yet (a worker then imports what it lacks on first use)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["topic_operator.drift.processes"])
+    context.set_forkserver_preload(["topic_operator.drift.processes", *(STORE_MODULES if reads_live else ())])
     return ProcessPoolExecutor(max_workers=processes, mp_context=context)
 
 
@@ -269,20 +274,40 @@ def _tasks(clusters_by_file: Mapping[str, set[str | None]]) -> list[_Task]:
 
 
 class WorkerPool:
-    """The run's worker processes, started as early as the run knows its snapshot directory: the workers' start
-    (the fork server importing the engine) and their first pass over the snapshot files (which clusters each
-    holds) then overlap the driver's reading of the declared topics, instead of following it."""
+    """The run's worker processes, started as early as the run knows what it reads: the workers' start (the fork
+    server importing the engine, and the stores for live reads) and their first pass over the snapshot files
+    (which clusters each holds) then overlap the driver's reading of the declared topics, instead of following
+    it. Live reads run on the same workers as the planning, so a live run starts one pool, not two.
 
-    def __init__(self, processes: int) -> None:
+    ``reads_live``: the run reads clusters live; the workers are started at once, from a thread of their own
+    (starting the fork server blocks its caller until the engine is imported), while the driver goes on."""
+
+    def __init__(self, processes: int, *, reads_live: bool = False) -> None:
         self.processes = processes
-        self._executor = _pool(processes)
+        self._executor = _pool(processes, reads_live=reads_live)
         self._scans: dict[Path, list[tuple[str, Future[set[str | None]]]]] = {}
+        self._starting: threading.Thread | None = None
+        if reads_live:
+            self._starting = threading.Thread(
+                target=self._start_workers, name="kto-drift-workers", daemon=True
+            )
+            self._starting.start()
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *_: object) -> None:
+        if self._starting is not None:
+            self._starting.join()
         self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def _start_workers(self) -> None:
+        """Every worker forked now (the pool forks one per task while none is idle), by tasks that do nothing."""
+        with contextlib.suppress(
+            Exception
+        ):  # a pool that cannot start reports it on the run's first real task
+            for future in [self._executor.submit(_started) for _ in range(self.processes)]:
+                future.result()
 
     def submit(self, function: Callable[..., T], /, *args: Any) -> Future[T]:
         return self._executor.submit(function, *args)
@@ -402,21 +427,23 @@ def collect_live_in_processes(
     directory: Path,
     *,
     timeout: float,
-    processes: int | None = None,
+    pool: WorkerPool,
 ) -> dict[str, str]:
-    """Read ``clusters`` (name, address) in parallel, one task each, and write their rows under ``directory``
-    as the Spark engine lays them out (``cluster=<name>/part-*``), replacing what was there. Returns the
-    clusters that could not be read, with the reason."""
+    """Read ``clusters`` (name, address) in parallel on ``pool``, one task each, and write their rows under
+    ``directory`` as the Spark engine lays them out (``cluster=<name>/part-*``), replacing what was there.
+    Returns the clusters that could not be read, with the reason."""
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
-    workers = min(len(clusters), processes or os.cpu_count() or 1) or 1
     collect: Callable[[str, ClusterAddress], str | None] = functools.partial(
         _collect_to_file, directory=str(directory), timeout=timeout
     )
-    with _pool(workers) as pool:
-        reasons = _results([pool.submit(collect, name, address) for name, address in clusters])
+    reasons = _results([pool.submit(collect, name, address) for name, address in clusters])
     return {name: reason for (name, _), reason in zip(clusters, reasons, strict=True) if reason is not None}
+
+
+def _started() -> None:
+    """A task that does nothing: submitted to make the pool fork a worker."""
 
 
 def _collect_to_file(name: str, address: ClusterAddress, *, directory: str, timeout: float) -> str | None:
