@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Final
 
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 from topic_operator.kafka.broker_settings import BrokerSettings
@@ -19,6 +20,7 @@ from topic_operator.kafka.releases import DEFAULT_KAFKA_VERSION, KafkaVersion
 from topic_operator.tenants.grants import Tenancy
 
 __all__ = [
+    "ALL_CONFIG_MANAGED",
     "BROKER_IDS_PATH",
     "REASSIGN_PARTITIONS_PATH",
     "ApplyMode",
@@ -27,6 +29,7 @@ __all__ = [
     "ClusterSpec",
     "ClusterState",
     "DeletionPolicy",
+    "ManagedConfig",
     "PartitionState",
     "ReassignmentPolicy",
     "TopicSpec",
@@ -90,6 +93,9 @@ class TopicSpec:
     deletion_policy: DeletionPolicy = DeletionPolicy.RETAIN
     mode: ApplyMode = ApplyMode.APPLY
     source: str = ""
+    unmanaged_config: frozenset[str] = frozenset()
+    """Override keys this declaration leaves alone (``spec.unmanagedConfig``): whatever another tool sets them to
+    stays, and none of them is in ``config``."""
     config_judged_as: ConfigJudgement | None = field(default=None, compare=False)
     """The rules ``config`` was found valid under when it was read (by the manifest loader); a plan under the
     same rules does not judge it again. None: not judged yet. A copy with another ``config`` must drop it."""
@@ -117,6 +123,28 @@ class ReassignmentPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class ManagedConfig:
+    """Which topic config keys a cluster's KafkaTopics own (``KafkaCluster.spec.managedTopicConfig``): every key
+    (the default), ``only`` those listed, or every key but those in ``all_but``. A key they do not own belongs to
+    the cluster's other tools (Cruise Control, a tiered-storage controller, a quota tool): it is never read as
+    drift, never written and never removed."""
+
+    only: frozenset[str] | None = None
+    all_but: frozenset[str] = frozenset()
+
+    def manages(self, key: str) -> bool:
+        return key not in self.all_but and (self.only is None or key in self.only)
+
+    @property
+    def spec_field(self) -> str:
+        """The field of the KafkaCluster that says so, for messages."""
+        return "spec.managedTopicConfig." + ("only" if self.only is not None else "allBut")
+
+
+ALL_CONFIG_MANAGED: Final = ManagedConfig()
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """How to reach one Kafka cluster (its ZooKeeper, its brokers, or both) and what the project may do there.
 
@@ -141,6 +169,8 @@ class ClusterSpec:
     KRaft cluster."""
     tenancy: Tenancy | None = field(default=None, compare=False)
     """The namespaces it grants and their limits (``spec.tenants``; None: only its own namespace's topics)."""
+    managed_config: ManagedConfig = ALL_CONFIG_MANAGED
+    """The topic config keys its KafkaTopics own; the others are left to other tools."""
     kafka_version_declared: bool = True
     """Whether ``kafka_version`` was declared (``spec.kafkaVersion``, ``--kafka-version``). When not, and the
     brokers can be asked, a plan judges by the line they run (``releases.brokers_line``), and the manifests are

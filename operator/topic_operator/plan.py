@@ -96,6 +96,7 @@ __all__ = [
     "Reassign",
     "TopicPlan",
     "TopicStatus",
+    "left_alone_config",
     "plan",
     "plan_topic",
     "refused",
@@ -224,6 +225,9 @@ class TopicPlan:
     reassigning: tuple[PartitionMove, ...] | None = None
     """None, or the topic is being reassigned: the moves the controller is still carrying out (empty while only
     requested). A replica change declared meanwhile waits for it (its changes are shown, no action)."""
+    left_alone: tuple[str, ...] = ()
+    """The topic's override keys that its declarations do not own (``left_alone_config``), sorted: kept as they
+    are, whoever set them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -689,6 +693,7 @@ def _check_declaration(
             field="topicName",
             stricter_than_kafka=True,
         )
+    _check_managed_config(spec, cluster)
     configs.validate(spec)
 
 
@@ -832,13 +837,29 @@ def _plan_existing(
             actions.append(action)
     if reassign is not None:
         actions.append(reassign)
+    left_alone = tuple(sorted(left_alone_config(spec, cluster, current.config)))
     if rejections:
         return TopicPlan(
-            spec.cluster, spec.name, TopicStatus.REJECTED, (), tuple(changes), tuple(rejections), spec.source
+            spec.cluster,
+            spec.name,
+            TopicStatus.REJECTED,
+            (),
+            tuple(changes),
+            tuple(rejections),
+            spec.source,
+            left_alone=left_alone,
         )
     status = TopicStatus.CHANGE if actions or changes else TopicStatus.UNCHANGED
     return TopicPlan(
-        spec.cluster, spec.name, status, tuple(actions), tuple(changes), (), spec.source, reassigning
+        spec.cluster,
+        spec.name,
+        status,
+        tuple(actions),
+        tuple(changes),
+        (),
+        spec.source,
+        reassigning,
+        left_alone,
     )
 
 
@@ -1077,6 +1098,41 @@ def _rewritten_format(current: TopicState, cluster: ClusterSpec) -> int:
     return max(topic_znode_version_of(cluster.kafka_version), needed)
 
 
+def left_alone_config(spec: TopicSpec, cluster: ClusterSpec, config: Mapping[str, str]) -> dict[str, str]:
+    """The overrides of ``config`` that the declarations do not own: keys the KafkaCluster leaves to other tools
+    (``ClusterSpec.managed_config``) and keys the KafkaTopic leaves alone (``TopicSpec.unmanaged_config``).
+    Never drift, never written, never removed: the one rule the plan, ``kto export`` and the drift job share."""
+    managed = cluster.managed_config
+    return {
+        key: value
+        for key, value in config.items()
+        if key in spec.unmanaged_config or not managed.manages(key)
+    }
+
+
+def _check_managed_config(spec: TopicSpec, cluster: ClusterSpec) -> None:
+    """A declared override must be one the declarations own: a key the KafkaCluster leaves to other tools, or
+    that the KafkaTopic itself leaves alone, cannot also be declared."""
+    for key in sorted(spec.config):
+        if key in spec.unmanaged_config:
+            raise InvalidRequestError(
+                f"config.{key}: {spec.config[key]!r} is declared, and unmanagedConfig leaves {key} alone: declare "
+                "its value or leave it alone, not both.",
+                field=f"config.{key}",
+                stricter_than_kafka=True,
+            )
+        managed = cluster.managed_config
+        if not managed.manages(key):
+            listed = "does not list it" if managed.only is not None else "lists it"
+            raise InvalidRequestError(
+                f"config.{key}: {spec.config[key]!r} cannot be declared: KafkaCluster {cluster.name} leaves {key} "
+                f"to other tools ({managed.spec_field} {listed}); remove it from spec.config, or let the "
+                "KafkaTopics own it there.",
+                field=f"config.{key}",
+                stricter_than_kafka=True,
+            )
+
+
 def _config_change(
     spec: TopicSpec,
     current: TopicState,
@@ -1085,10 +1141,11 @@ def _config_change(
     placement: _Placement,
     reassigning: tuple[PartitionMove, ...] | None,
 ) -> tuple[AlterConfig, list[Change]] | None:
-    """The declaration owns the whole override set: keys absent from it are removed. Except the throttled-replica
-    lists of a reassignment: kept while one runs in the cluster, and removed once none does, together with the
-    rates on the brokers they name when the cluster throttles reassignments (as ``--verify`` does)."""
-    wanted = dict(spec.config)
+    """The declaration owns the override keys its cluster and itself do not leave alone: those absent from it
+    are removed, and the others are kept as they are (``left_alone_config``). Except the throttled-replica lists
+    of a reassignment: kept while one runs in the cluster, and removed once none does, together with the rates on
+    the brokers they name when the cluster throttles reassignments (as ``--verify`` does)."""
+    wanted = {**left_alone_config(spec, cluster, current.config), **spec.config}
     left = {k: current.config[k] for k in THROTTLED_REPLICAS_KEYS if k in current.config and k not in wanted}
     clear: tuple[int, ...] = ()
     if left and (reassigning is not None or placement.reassigning()):

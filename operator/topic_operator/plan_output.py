@@ -145,6 +145,7 @@ def _topic_to_dict(topic: TopicPlan) -> dict[str, Any]:
             if topic.reassigning is not None
             else {}
         ),
+        **({"left_alone": [f"config.{key}" for key in topic.left_alone]} if topic.left_alone else {}),
     }
 
 
@@ -240,6 +241,8 @@ def render_plan_text(plan: Plan, *, show_unchanged: bool = False, max_partitions
             )
         for error in topic.rejections:
             lines.append(f"    {error.kafka_class.rsplit('.', 1)[-1]}: {error.message}")
+        if topic.left_alone:
+            lines.append(f"    left alone (not owned by the declarations): {_left_alone(topic)}")
     lines.append(f"plan: {_summary(plan)} in the cluster")
     return "\n".join(lines) + "\n"
 
@@ -404,7 +407,13 @@ def _details(topic: TopicPlan, max_partitions: int) -> str:
         ]
     for error in topic.rejections:
         lines += [f"**{error.kafka_class.rsplit('.', 1)[-1]}**: {_md(error.message)}", ""]
+    if topic.left_alone:
+        lines += [f"Left alone, not owned by the declarations: {_md(_left_alone(topic))}.", ""]
     return "\n".join([*lines, "</details>"])
+
+
+def _left_alone(topic: TopicPlan) -> str:
+    return ", ".join(f"config.{key}" for key in topic.left_alone)
 
 
 def _more(count: int, shown: int, what: str) -> list[str]:

@@ -22,7 +22,7 @@ import yaml
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
-from harness.kafka_clients import replica_lists, settled, topic_config
+from harness.kafka_clients import admin_client, replica_lists, settled, topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import write_manifests
 from harness.waiting import eventually
@@ -172,6 +172,29 @@ def test_a_topic_s_whole_life_on_a_kraft_cluster(
         assert document["spec"] == {"bootstrapServers": kraft.bootstrap_servers, "kafkaVersion": line}
         replanned = _kto("plan", "-f", str(exported))
         assert replanned.returncode == 0, replanned.stdout + replanned.stderr
+
+        # another tool sets a key the KafkaCluster leaves to it: never drift, never removed; owned, it goes
+        with admin_client(kraft.bootstrap_servers) as other_tool:
+            other_tool.alter_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, name, configs={"min.insync.replicas": "2"})]
+            )
+        shared = {**changed, "min.insync.replicas": "2"}
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, name), shared.__eq__) == shared
+        leaving = _manifests(
+            tmp_path / "shared.yaml",
+            {**cluster, "managedTopicConfig": {"allBut": ["min.insync.replicas"]}},
+            {name: {"partitions": 8, "replicas": 3, "config": changed}},
+        )
+        left = _kto("apply", "-f", str(leaving), "--yes")
+        assert left.returncode == 0, left.stdout + left.stderr
+        assert "apply: nothing to change" in left.stdout
+        shown = _kto("plan", "-f", str(leaving), "--verbose")
+        assert "left alone (not owned by the declarations): config.min.insync.replicas" in shown.stdout
+        assert topic_config(kraft.bootstrap_servers, name) == shared
+        owned = _kto("apply", "-f", str(grown), "--yes")
+        assert owned.returncode == 0, owned.stdout + owned.stderr
+        assert "config.min.insync.replicas: '2' -> (none)" in owned.stdout
+        assert settled(lambda: topic_config(kraft.bootstrap_servers, name), changed.__eq__) == changed
 
         # a decrease refused in Kafka's words, and nothing written
         shrunk = declare(partitions=4, replicas=3, config={"retention.ms": "7200000"})

@@ -42,6 +42,8 @@ CLUSTER_FORM_RULE = (
     "self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9]*[a-z0-9])?"
     "([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$') && self.matches('^([^/]+/)?[^/]{1,253}$')"
 )
+MANAGED_RULE = "has(self.only) != has(self.allBut)"
+MANAGED_MESSAGE = "managedTopicConfig takes exactly one of only and allBut"
 CLUSTER_FORM_MESSAGE = (
     "spec.cluster must be a KafkaCluster name, or <namespace>/<name> for a KafkaCluster of another namespace"
 )
@@ -80,10 +82,33 @@ def test_the_crds_carry_exactly_these_rules() -> None:
         ("spec.partitions", PARTITIONS_RULE, PARTITIONS_MESSAGE, ""),
         ("spec.replicas", "self >= 1", "replicas must be at least 1", ""),
     ]
-    # The KafkaCluster's rules are all on its grants (tests/unit/test_crd_tenant_rules.py lists them).
+    # The KafkaCluster's rules: one on managedTopicConfig, the others on its grants
+    # (tests/unit/test_crd_tenant_rules.py lists them).
     cluster_rules = rules_of(_schema("kafkaclusters.kto.dev.yaml"))
-    assert len(cluster_rules) == 8
-    assert all(rule.path[:2] == ("spec", "tenants") for rule in cluster_rules)
+    assert len(cluster_rules) == 9
+    assert [(r.path, r.rule, r.message) for r in cluster_rules if r.path[:2] != ("spec", "tenants")] == [
+        (("spec", "managedTopicConfig"), MANAGED_RULE, MANAGED_MESSAGE)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("managed", "refused"),
+    [
+        ({"only": ["retention.ms"]}, False),
+        ({"allBut": []}, False),
+        ({}, True),
+        ({"only": [], "allBut": []}, True),
+    ],
+)
+def test_managed_topic_config_takes_one_of_only_and_all_but(managed: dict[str, Any], refused: bool) -> None:
+    cluster = {
+        "apiVersion": "kto.dev/v1alpha1",
+        "kind": "KafkaCluster",
+        "metadata": {"name": "local"},
+        "spec": {"bootstrapServers": "127.0.0.1:9092", "managedTopicConfig": managed},
+    }
+    failures = CelRules(_schema("kafkaclusters.kto.dev.yaml")).check(cluster)
+    assert [(f.rule, f.message) for f in failures] == ([(MANAGED_RULE, MANAGED_MESSAGE)] if refused else [])
 
 
 def test_a_partition_decrease_is_rejected() -> None:

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:The recursion limit will not be 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 SMALL = st.integers(min_value=-2, max_value=8)
 NAMES = st.sampled_from(["orders", "orders.v2", "Orders_V2", "", "a" * 300])
+CONFIG_KEYS = st.sampled_from(["retention.ms", "cleanup.policy", "min.insync.replicas"])
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), INT64, st.floats(allow_nan=False), st.text(max_size=8)),
     lambda inner: st.one_of(
@@ -47,7 +48,11 @@ def topics(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         spec["replicaAssignment"] = draw(st.lists(st.lists(SMALL, max_size=4), max_size=6))
     if draw(st.booleans()):
-        spec["config"] = draw(st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=3))
+        spec["config"] = draw(
+            st.dictionaries(st.one_of(st.text(max_size=10), CONFIG_KEYS), JSON_VALUES, max_size=3)
+        )
+    if draw(st.booleans()):
+        spec["unmanagedConfig"] = draw(st.lists(st.one_of(CONFIG_KEYS, st.text(max_size=4)), max_size=3))
     metadata: dict[str, Any] = {"name": draw(NAMES)} if draw(st.integers(0, 5)) else {}
     return {"apiVersion": "kto.dev/v1alpha1", "kind": "KafkaTopic", "metadata": metadata, "spec": spec}
 
@@ -147,6 +152,29 @@ def test_on_an_update_the_functions_agree_with_cel_python(
     new, old = pair
     assume(api_server_runs_the_rules(new, old))
     assert verdicts(FAST.check(new, old)) == verdicts(REFERENCE.check(new, old))
+
+
+CLUSTER_FAST, CLUSTER_REFERENCE = (
+    FastCelRules(crd_schema("KafkaCluster")),
+    CelRules(crd_schema("KafkaCluster")),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    managed=st.dictionaries(
+        st.sampled_from(["only", "allBut", "other"]),
+        st.one_of(st.lists(CONFIG_KEYS, max_size=2), JSON_VALUES),
+    )
+)
+def test_on_managed_topic_config_the_functions_agree_with_cel_python(managed: dict[str, Any]) -> None:
+    document = {
+        "apiVersion": "kto.dev/v1alpha1",
+        "kind": "KafkaCluster",
+        "metadata": {"name": "local"},
+        "spec": {"bootstrapServers": "127.0.0.1:9092", "managedTopicConfig": managed},
+    }
+    assert verdicts(CLUSTER_FAST.check(document)) == verdicts(CLUSTER_REFERENCE.check(document))
 
 
 def _off_by_one(rule: CelRule, activation: Mapping[str, Any]) -> RuleOutcome:

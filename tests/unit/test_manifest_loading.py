@@ -343,7 +343,7 @@ def test_schema_errors_are_all_reported_in_words() -> None:
         "t.yaml#1 KafkaTopic orders: spec.mode = true: must be a string",
         "t.yaml#1 KafkaTopic orders: spec.partitions: required field is missing",
         "t.yaml#1 KafkaTopic orders: spec.partitons = 4: unknown field (known: cluster, topicName, partitions, "
-        "replicas, config, replicaAssignment, rackAwareMode, deletionPolicy, mode)",
+        "replicas, config, unmanagedConfig, replicaAssignment, rackAwareMode, deletionPolicy, mode)",
         "t.yaml#1 KafkaTopic orders: spec.rackAwareMode = 'Always': must be one of Enforced, Safe, Disabled",
         "t.yaml#1 KafkaTopic orders: spec.replicas = '3': must be an integer (write 3, without quotes)",
     ]

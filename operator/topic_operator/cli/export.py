@@ -46,7 +46,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     export.add_argument("--include", metavar="REGEX", help="only topics whose whole name matches")
     export.add_argument("--exclude", metavar="REGEX", help="not the topics whose whole name matches")
     export.add_argument("--unmanaged-from", metavar="DIR",
-                        help="only the topics the manifests in DIR do not declare (for their cluster)")  # fmt: skip
+                        help="only the topics the manifests in DIR do not declare (for their cluster), and, when "
+                             "they declare its KafkaCluster, only the config keys its managedTopicConfig lets "
+                             "KafkaTopics own")  # fmt: skip
     export.add_argument("-o", "--output", required=True, metavar="DIR",
                         help="a directory (a file per topic), or - for one YAML stream on stdout")  # fmt: skip
     add_deadline_option(export)
@@ -62,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from topic_operator.connect_string import ConnectStringError, parse_connect_string
     from topic_operator.manifests.loader import load_manifests
     from topic_operator.manifests.topic_documents import object_name
+    from topic_operator.model import ALL_CONFIG_MANAGED
 
     if args.format == "strimzi" and args.with_assignment:
         raise UsageError(
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     cluster, write_cluster = args.cluster, args.cluster is None
     declared: set[str] = set()
+    managed = ALL_CONFIG_MANAGED
     if args.unmanaged_from is not None:
         manifests = load_manifests([args.unmanaged_from])
         if manifests.errors:
@@ -89,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         if cluster is None and len(named) == 1:
             cluster, write_cluster = named[0], manifests.cluster(named[0]) is None
         declared = {t.name for t in manifests.topics if t.cluster == cluster}
+        settings = manifests.cluster(cluster) if cluster is not None else None
+        if settings is not None:  # the keys it leaves to other tools are not exported
+            managed = settings.managed_config
     if cluster is None and args.zookeeper is None:
         cluster = "kafka"
     if cluster is None:
@@ -104,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     warn_about(state, cluster, skip_topics=True)
     exported = export_cluster(
         state, cluster=cluster, target=args.format, with_assignment=args.with_assignment, wanted=wanted,
-        declared=declared,
+        declared=declared, managed=managed,
     )  # fmt: skip
     for note in exported.notes:
         print(f"note: {note}", file=sys.stderr)

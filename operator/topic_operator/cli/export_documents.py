@@ -2,7 +2,8 @@
 under management without writing every declaration by hand.
 
 Each exported topic says what ZooKeeper holds: its partition count, the replication factor of partition 0 (what
-Kafka's own tools take as the topic's), the config overrides exactly as stored, and with ``with_assignment`` every
+Kafka's own tools take as the topic's), the config overrides exactly as stored (those of the keys the KafkaTopics
+own, when the KafkaCluster leaves some to other tools), and with ``with_assignment`` every
 partition's replicas. So ``kto plan -f`` of the export plans nothing for every topic exported (the round-trip
 property, tested against a real ZooKeeper).
 
@@ -26,7 +27,7 @@ from typing import Any, Final
 from topic_operator.kafka.topic_names import is_internal
 from topic_operator.manifests.schema import API_VERSION
 from topic_operator.manifests.topic_documents import object_name, object_names, topic_documents
-from topic_operator.model import ClusterState, TopicSpec, TopicState
+from topic_operator.model import ALL_CONFIG_MANAGED, ClusterState, ManagedConfig, TopicSpec, TopicState
 
 __all__ = ["Export", "ExportedTopic", "TopicFilter", "cluster_document", "export_cluster"]
 
@@ -94,8 +95,11 @@ def export_cluster(
     with_assignment: bool = False,
     wanted: TopicFilter | None = None,
     declared: Collection[str] = (),
+    managed: ManagedConfig = ALL_CONFIG_MANAGED,
 ) -> Export:
-    """Every topic of ``state`` that ``wanted`` selects, as a document naming KafkaCluster ``cluster``."""
+    """Every topic of ``state`` that ``wanted`` selects, as a document naming KafkaCluster ``cluster``, with the
+    overrides of the keys the KafkaTopics own (``managed``, the KafkaCluster's ``managedTopicConfig``): a key left
+    to other tools is not declared, since declaring it would be refused, and applying it would take it from them."""
     chosen = wanted or TopicFilter()
     notes: list[str] = []
     specs: list[TopicSpec] = []
@@ -107,7 +111,7 @@ def export_cluster(
             if skipped:
                 notes.append(f"topic {name}: not exported: {skipped}")
             continue
-        specs.append(_spec(cluster, topic, with_assignment))
+        specs.append(_spec(cluster, topic, with_assignment, managed))
         factors = sorted({len(replicas) for replicas in topic.partitions.values()})
         if len(factors) > 1:
             listed = ", ".join(map(str, factors))
@@ -148,12 +152,12 @@ def _skipped(
     return None
 
 
-def _spec(cluster: str, topic: TopicState, with_assignment: bool) -> TopicSpec:
+def _spec(cluster: str, topic: TopicState, with_assignment: bool, managed: ManagedConfig) -> TopicSpec:
     return TopicSpec(
         cluster=cluster,
         name=topic.name,
         partitions=topic.partition_count,
         replicas=topic.replication_factor,
-        config=dict(topic.config),
+        config={key: value for key, value in topic.config.items() if managed.manages(key)},
         replica_assignment=dict(topic.partitions) if with_assignment else None,
     )

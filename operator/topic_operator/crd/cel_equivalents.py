@@ -227,6 +227,11 @@ def _assignment_entries_list_replicas(a: Mapping[str, Any]) -> bool:
     )
 
 
+def _one_of_only_and_all_but(a: Mapping[str, Any]) -> bool:
+    managed = a["self"]
+    return _has(managed, "only") != _has(managed, "allBut")
+
+
 _NAMESPACE_PREFIX: Final = "([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?"
 _DNS_SUBDOMAIN: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 CLUSTER_REFERENCE: Final = f"^{_NAMESPACE_PREFIX}{_DNS_SUBDOMAIN}$"
@@ -331,6 +336,7 @@ EQUIVALENTS: Final[Mapping[str, Callable[[Mapping[str, Any]], bool]]] = {
             "!has(self.replicaAssignment) || self.replicaAssignment.all(r, r.size() == self.replicas)",
             _assignment_entries_list_replicas,
         ),
+        ("has(self.only) != has(self.allBut)", _one_of_only_and_all_but),
         ("self == oldSelf", lambda a: _equal(a["self"], a["oldSelf"])),
         ("self >= oldSelf", lambda a: _at_least(a["self"], a["oldSelf"])),
         ("self >= 1", lambda a: _at_least(a["self"], 1)),

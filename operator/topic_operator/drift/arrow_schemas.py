@@ -84,6 +84,7 @@ DESIRED_ARROW: Final = pa.schema(
         pa.field("deletion_policy", pa.string()),
         pa.field("mode", pa.string()),
         pa.field("source", pa.string()),
+        pa.field("unmanaged_config", pa.list_(pa.string())),
     ]
 )
 """``schema.DESIRED_SCHEMA``: the declared-topic rows of ``desired_rows``."""

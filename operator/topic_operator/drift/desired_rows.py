@@ -6,7 +6,8 @@ Schema, as ``DESIRED_SCHEMA`` in ``drift.schema`` declares it for Spark:
 
     {"cluster": str, "topic": str, "partitions": int, "replicas": int, "config": {str: str},
      "replica_assignment": {"<p>": [int]} | null, "rack_aware_mode": "Enforced" | "Safe" | "Disabled",
-     "deletion_policy": "Retain" | "Delete", "mode": "Apply" | "Plan", "source": str}
+     "deletion_policy": "Retain" | "Delete", "mode": "Apply" | "Plan", "source": str,
+     "unmanaged_config": [str] | null}
 
 Absent keys take the manifest defaults, since Spark's ``to_json`` leaves null fields out. ``config`` holds the
 canonical strings the manifest loader produces (``validate_topic_config``'s output).
@@ -38,6 +39,7 @@ def spec_to_row(spec: TopicSpec) -> dict[str, Any]:
         "deletion_policy": spec.deletion_policy.value,
         "mode": spec.mode.value,
         "source": spec.source,
+        "unmanaged_config": sorted(spec.unmanaged_config) or None,
     }
 
 
@@ -53,6 +55,7 @@ def spec_from_row(row: Mapping[str, Any]) -> TopicSpec:
         row.get("deletion_policy"),
         row.get("mode"),
         row.get("source"),
+        row.get("unmanaged_config"),
     )
 
 
@@ -72,6 +75,7 @@ def spec_from_values(
     deletion_policy: str | None,
     mode: str | None,
     source: str | None,
+    unmanaged_config: Iterable[str] | None = None,
 ) -> TopicSpec:
     """A row's values in the schema's column order (``DESIRED_ARROW.names``, the parameters' order: a test holds
     them equal; maps as mappings or as Arrow's key-value pairs): what a
@@ -93,4 +97,5 @@ def spec_from_values(
         or DeletionPolicy(deletion_policy),
         mode=_APPLY_MODES.get(mode or ApplyMode.APPLY.value) or ApplyMode(mode),
         source=source or "",
+        unmanaged_config=frozenset(unmanaged_config or ()),
     )

@@ -18,7 +18,7 @@ from typing import Final
 
 from topic_operator.kafka.topic_configs import comparable_config
 from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
-from topic_operator.plan import Plan, TopicStatus, plan
+from topic_operator.plan import Plan, TopicStatus, left_alone_config, plan
 from topic_operator.plan_output import action_to_dict, cluster_problems, plan_json, writes_to_dict
 
 __all__ = [
@@ -107,10 +107,12 @@ def plan_cluster(
     for topic in result.topics:
         spec, current = by_name.get(topic.topic), state.topics.get(topic.topic)
         diffs = (
-            config_differences(spec.config, current.config)
+            config_differences(
+                {**left_alone_config(spec, cluster, current.config), **spec.config}, current.config
+            )
             if spec is not None and current is not None
             else []
-        )
+        )  # the keys the declarations do not own are left alone, as the plan leaves them: never drift
         if topic.status not in _ACTIVE and not diffs:
             continue
         facts.append(

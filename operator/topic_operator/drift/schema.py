@@ -46,6 +46,7 @@ DESIRED_SCHEMA: Final = StructType(
         StructField("deletion_policy", StringType()),
         StructField("mode", StringType()),
         StructField("source", StringType()),
+        StructField("unmanaged_config", ArrayType(StringType())),
     ]
 )
 

@@ -42,7 +42,7 @@ from topic_operator.kafka.releases import (
     KafkaVersion,
     format_version,
 )
-from topic_operator.kafka.topic_configs import checked_by_some_line, checked_topic_config
+from topic_operator.kafka.topic_configs import TOPIC_CONFIGS, checked_by_some_line, checked_topic_config
 from topic_operator.kafka.topic_names import is_internal, unify_collision_chars, validate_topic_name
 from topic_operator.manifests.bounded_yaml import LoadBudget, YamlReadError, yaml_documents
 from topic_operator.manifests.files import (
@@ -63,10 +63,12 @@ from topic_operator.manifests.topicctl import (
 )
 from topic_operator.message_text import NAME_LIMIT, PATH_LIMIT, one_line, shortened, shown
 from topic_operator.model import (
+    ALL_CONFIG_MANAGED,
     ApplyMode,
     ClusterSpec,
     ConfigJudgement,
     DeletionPolicy,
+    ManagedConfig,
     ReassignmentPolicy,
     TopicSpec,
 )
@@ -752,6 +754,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any], warnings: list[M
     allow_delete = spec.get("allowDelete", False)
     reassignment = _reassignment(spec.get("reassignment", {}))
     broker_settings = _broker_settings(document, spec.get("brokerConfig", {}))
+    managed_config = _managed_config(document, spec.get("managedTopicConfig"))
     known = {format_version(v): v for v in ALL_KAFKA_VERSIONS}
     if (
         not isinstance(name, str)
@@ -765,6 +768,7 @@ def _read_cluster(document: _Document, body: Mapping[str, Any], warnings: list[M
         or not isinstance(allow_delete, bool)
         or reassignment is None
         or broker_settings is None
+        or managed_config is None
     ):
         return _Cluster(document, None)  # the schema check explains what is wrong
     if connect and (connect_problem := connect_string_problem(connect)) is not None:
@@ -787,9 +791,45 @@ def _read_cluster(document: _Document, body: Mapping[str, Any], warnings: list[M
         reassignment=reassignment,
         broker_settings=broker_settings,
         tenancy=_tenancy(document, spec.get("tenants"), warnings),
+        managed_config=managed_config,
         kafka_version_declared=version_declared,
     )
     return _Cluster(document, settings)
+
+
+def _managed_config(document: _Document, value: object) -> ManagedConfig | None:
+    """``spec.managedTopicConfig``: absent, every key; ``only`` or ``allBut`` a list of topic config keys, each
+    one some Kafka release line defines (a misspelt key would silently hand the intended one to the
+    declarations, or take it from them). None when the shape is wrong (the schema check explains it)."""
+    if value is None:
+        return ALL_CONFIG_MANAGED
+    if not isinstance(value, Mapping):
+        return None
+    if ("only" in value) == ("allBut" in value):  # the CRD's rule, for documents read without it
+        document.error(
+            "spec.managedTopicConfig", value, "managedTopicConfig takes exactly one of only and allBut"
+        )
+        return None
+    field_name = "only" if "only" in value else "allBut"
+    keys = _config_keys(document, f"spec.managedTopicConfig.{field_name}", value[field_name])
+    if keys is None:
+        return None
+    return ManagedConfig(only=keys) if field_name == "only" else ManagedConfig(all_but=keys)
+
+
+def _config_keys(document: _Document, path: str, value: object) -> frozenset[str] | None:
+    """A list of topic config keys, each one that some release line from 2.0 to 4.1 defines (one error per key
+    that none does); None when it is not a list of strings (the schema check explains it)."""
+    if not isinstance(value, list) or not all(isinstance(key, str) for key in value):
+        return None
+    for index, key in enumerate(value):
+        if key not in TOPIC_CONFIGS:
+            document.error(
+                f"{path}[{index}]",
+                key,
+                f"Unknown topic config name: {key} (no Kafka release from 2.0 to 4.1 defines it)",
+            )
+    return frozenset(value)
 
 
 def _tenancy(document: _Document, tenants: object, warnings: list[ManifestWarning]) -> Tenancy:
@@ -943,9 +983,12 @@ def _topic_spec(
         _check_prefixes(document, topic.name_path, topic.name, cluster)
     judge = _judge_of(cluster, fallback)
     config = _config(document, fields.get("config", {}), judge)
+    unmanaged = _config_keys(document, "spec.unmanagedConfig", fields.get("unmanagedConfig", []))
+    if config is not None and unmanaged is not None:
+        _check_managed_keys(document, config, unmanaged, cluster)
     partitions, replicas = fields.get("partitions"), fields.get("replicas")
     assignment = _assignment(document, fields.get("replicaAssignment"), partitions, replicas)
-    if document.errors or topic.cluster is None or topic.name is None or config is None:
+    if document.errors or topic.cluster is None or topic.name is None or config is None or unmanaged is None:
         return None
     if not isinstance(partitions, int) or not isinstance(replicas, int):
         return None  # unreachable: the schema check requires both
@@ -960,8 +1003,30 @@ def _topic_spec(
         deletion_policy=DeletionPolicy(fields.get("deletionPolicy", DeletionPolicy.RETAIN.value)),
         mode=ApplyMode(fields.get("mode", ApplyMode.APPLY.value)),
         source=document.source,
+        unmanaged_config=unmanaged,
         config_judged_as=judge.judgement,
     )
+
+
+def _check_managed_keys(
+    document: _Document, config: Mapping[str, str], unmanaged: Set[str], cluster: ClusterSpec | None
+) -> None:
+    """A declared override must be one the declarations own, as the plan holds it (``plan.left_alone_config``):
+    not one the KafkaTopic leaves alone itself (the CRD's rule says so too), nor one its KafkaCluster leaves to
+    other tools."""
+    managed = cluster.managed_config if cluster is not None else ALL_CONFIG_MANAGED
+    for key in sorted(config):
+        if key in unmanaged:
+            rule = f"unmanagedConfig leaves {key} alone: declare its value or leave it alone, not both"
+            document.error(f"spec.config.{key}", config[key], rule, stricter_than_kafka=True)
+        elif not managed.manages(key):
+            assert cluster is not None
+            listed = "does not list it" if managed.only is not None else "lists it"
+            rule = (
+                f"KafkaCluster {cluster.name} leaves {key} to other tools ({managed.spec_field} {listed}): remove "
+                "it from spec.config, or let the KafkaTopics own it there"
+            )
+            document.error(f"spec.config.{key}", config[key], rule, stricter_than_kafka=True)
 
 
 def _check_tenancy(
