@@ -226,18 +226,25 @@ def test_an_unmanaged_topic_is_listed_then_adopted(
     legacy = f"legacy-{uuid.uuid4().hex[:6]}"
     settings = AdminSettings(bootstrap_servers=tuple(kraft.bootstrap_servers.split(",")))
     with connected(settings, deadline=30) as admin:  # made by another tool, before any KafkaTopic
+        others = {"min.insync.replicas": "1", "segment.ms": "3600000", "max.message.bytes": "100000"}
         admin.create_topics(
-            {legacy: {"num_partitions": 2, "replication_factor": 2, "configs": {"retention.ms": "60000"}}}
+            {
+                legacy: {
+                    "num_partitions": 2,
+                    "replication_factor": 2,
+                    "configs": {"retention.ms": "60000", **others},
+                }
+            }
         )
         eventually(lambda: legacy in admin.list_topics(), timeout=30, what=f"topic {legacy} created")
-    kube.create("kafkaclusters", _kraft_cluster(namespace, kraft.bootstrap_servers))
+    # the cluster leaves min.insync.replicas to another tool, the KafkaTopic segment.ms; max.message.bytes is owned
+    managed = {"managedTopicConfig": {"allBut": ["min.insync.replicas"]}}
+    kube.create("kafkaclusters", _kraft_cluster(namespace, kraft.bootstrap_servers, **managed))
     cluster = wait_cluster_ready(kube, namespace)
     assert legacy in cluster["status"]["unmanagedTopics"]
 
-    kube.create(
-        "kafkatopics",
-        kafka_topic(namespace, legacy, partitions=2, replicas=2, config={"retention.ms": 120000}),
-    )
+    declared = {"config": {"retention.ms": 120000}, "unmanagedConfig": ["segment.ms"]}
+    kube.create("kafkatopics", kafka_topic(namespace, legacy, partitions=2, replicas=2, **declared))
     adopted = wait_topic(kube, namespace, legacy, 1, "Adopted")
     assert (ready(adopted)["status"], adopted["status"]["partitions"]) == ("True", 2)
     assert "config.retention.ms: 60000 -> 120000" in ready(adopted)["message"]
@@ -246,7 +253,7 @@ def test_an_unmanaged_topic_is_listed_then_adopted(
         timeout=10,
         what="the Adopted Event",
     )
-    adopted_config = {"retention.ms": "120000"}
+    adopted_config = {"retention.ms": "120000", "min.insync.replicas": "1", "segment.ms": "3600000"}
     assert (
         settled(lambda: topic_config(kraft.bootstrap_servers, legacy), adopted_config.__eq__)
         == adopted_config
@@ -315,7 +322,7 @@ def test_on_kafka_4_1_the_release_is_the_brokers_own(
     )
     adopted = wait_topic(kube, namespace, legacy, 1, "Adopted")
     assert "config.retention.ms: 60000 -> 120000" in ready(adopted)["message"]
-    adopted_config = {"retention.ms": "120000"}
+    adopted_config = {"retention.ms": "120000", "min.insync.replicas": "1", "segment.ms": "3600000"}
     assert (
         settled(lambda: topic_config(kraft_41.bootstrap_servers, legacy), adopted_config.__eq__)
         == adopted_config
