@@ -94,6 +94,8 @@ def test_default_values_install_cluster_wide_without_extras() -> None:
         "ClusterRoleBinding",
         "Deployment",
         "Role",  # the leader Lease's, in the release's namespace
+        "Role",  # get on Secrets, in the release's namespace only
+        "RoleBinding",
         "RoleBinding",
         "Service",
         "ServiceAccount",
@@ -103,8 +105,9 @@ def test_default_values_install_cluster_wide_without_extras() -> None:
 def test_non_default_values_reach_the_objects() -> None:
     docs = rendered_documents(NON_DEFAULT)
     kinds = sorted(d["kind"] for d in docs)
-    assert kinds.count("Role") == 3  # one per watched namespace, and the leader Lease's
-    assert kinds.count("RoleBinding") == 3
+    # one per watched namespace, the leader Lease's, and one for Secrets in each namespace holding KafkaClusters
+    assert kinds.count("Role") == 6
+    assert kinds.count("RoleBinding") == 6
     # The namespaces rule (cluster-scoped: no Role can grant it) and the tenants' role.
     assert kinds.count("ClusterRole") == 2
     assert kinds.count("ClusterRoleBinding") == 1
@@ -141,7 +144,8 @@ def test_non_default_values_reach_the_objects() -> None:
     assert deployment["spec"]["replicas"] == 2
     roles = [r for r in docs if r["kind"] == "Role"]
     (lease,) = [r for r in roles if r["metadata"]["name"] == "kto-kafka-topic-operator-leader-election"]
-    watched = [r for r in roles if r is not lease]
+    secrets = [r for r in roles if r["metadata"]["name"] == "kto-kafka-topic-operator-secrets"]
+    watched = [r for r in roles if r is not lease and r not in secrets]
     assert {r["metadata"]["namespace"] for r in watched} == {"team-a", "team-b"}
     assert lease["metadata"]["namespace"] == "kafka-topic-operator"  # the release's own namespace only
     assert lease["rules"] == [
@@ -237,6 +241,48 @@ WEBHOOK_ENV = ("KTO_WEBHOOK_PORT", "KTO_WEBHOOK_LISTEN", "KTO_WEBHOOK_SERVICE", 
 WATCHED_NAMESPACES = {"watchNamespaces": ["team-a", "team-b"]}
 
 
+SECRETS_RULE = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
+
+
+@pytest.mark.parametrize(
+    ("values", "namespaces"),
+    [
+        (None, {"kafka-topic-operator"}),
+        (WATCHED_NAMESPACES, {"kafka-topic-operator"}),
+        ({"secretNamespaces": ["kafka", "team-a"]}, {"kafka", "team-a"}),
+        (NON_DEFAULT, {"kafka-topic-operator", "team-a", "kafka"}),
+    ],
+    ids=["default", "watchNamespaces", "secretNamespaces", "clusters"],
+)
+def test_secrets_are_read_only_where_kafkaclusters_live(
+    values: dict[str, Any] | None, namespaces: set[str]
+) -> None:
+    """No ClusterRole grants Secrets, whatever namespaces are watched; a Role and a RoleBinding named as the
+    operator names the missing one (KTO_SECRETS_ROLE_BINDING) grant get on them in secretNamespaces (default:
+    the release's own) and in the namespace of every KafkaCluster the chart declares."""
+    docs = rendered_documents(values)
+    assert all(SECRETS_RULE not in d["rules"] for d in docs if d["kind"] == "ClusterRole")
+    name = _operator_env(docs)["KTO_SECRETS_ROLE_BINDING"]
+    roles = [d for d in docs if d["kind"] == "Role" and SECRETS_RULE in d["rules"]]
+    assert all(r["rules"] == [SECRETS_RULE] and r["metadata"]["name"] == name for r in roles)
+    assert {r["metadata"]["namespace"] for r in roles} == namespaces
+    bindings = [d for d in docs if d["kind"] == "RoleBinding" and d["metadata"]["name"] == name]
+    assert {b["metadata"]["namespace"] for b in bindings} == namespaces
+    for binding in bindings:
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name}
+        assert binding["subjects"] == [
+            {
+                "kind": "ServiceAccount",
+                "name": "kto-kafka-topic-operator",
+                "namespace": "kafka-topic-operator",
+            }
+        ]
+
+
+def _operator_env(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {e["name"]: e.get("value") for e in _operator_container(docs)["env"]}
+
+
 def _named(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
     (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
     return found
@@ -265,7 +311,11 @@ def test_the_operator_may_list_and_watch_namespaces_in_both_modes(values: dict[s
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "kto-kafka-topic-operator", "namespace": "kafka-topic-operator"}
     ]
-    namespaced = [d for d in docs if d["kind"] == "Role" and not d["metadata"]["name"].endswith("-election")]
+    namespaced = [
+        d
+        for d in docs
+        if d["kind"] == "Role" and not d["metadata"]["name"].endswith(("-election", "-secrets"))
+    ]
     if values:
         # Watching some namespaces: the ClusterRole holds the namespaces rule alone, the kto.dev rules are Roles.
         assert role["rules"] == [NAMESPACES_RULE]

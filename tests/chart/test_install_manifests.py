@@ -69,9 +69,9 @@ EXPECTED_RULES = [
         "verbs": ["patch"],
     },
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
-    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
     {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]},
 ]
+SECRETS_RULES = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]
 LEASE_RULES = [
     {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
 ]
@@ -88,11 +88,15 @@ def test_rbac_is_least_privilege() -> None:
         for v in rule["verbs"]
     ]
     assert not any("*" in item for item in everything)
-    assert ("", "secrets", "list") not in everything
-    # The leader Lease only in the operator's own namespace: a Role, not the ClusterRole.
-    (lease_role,) = [d for d in install_documents() if d["kind"] == "Role"]
-    assert lease_role["metadata"]["namespace"] == "kafka-topic-operator"
-    assert lease_role["rules"] == LEASE_RULES
+    assert not any(resource == "secrets" for _, resource, _ in everything)  # no Secrets cluster-wide
+    # The leader Lease and the Secrets only in the operator's own namespace: Roles, not the ClusterRole.
+    roles = {d["metadata"]["name"]: d for d in install_documents() if d["kind"] == "Role"}
+    assert sorted(roles) == ["kafka-topic-operator-leader-election", "kafka-topic-operator-secrets"]
+    assert {r["metadata"]["namespace"] for r in roles.values()} == {"kafka-topic-operator"}
+    assert roles["kafka-topic-operator-leader-election"]["rules"] == LEASE_RULES
+    assert roles["kafka-topic-operator-secrets"]["rules"] == SECRETS_RULES
+    bindings = {d["metadata"]["name"]: d for d in install_documents() if d["kind"] == "RoleBinding"}
+    assert bindings["kafka-topic-operator-secrets"]["roleRef"]["name"] == "kafka-topic-operator-secrets"
 
 
 def test_the_deployment_is_hardened_and_configured_by_known_variables() -> None:

@@ -24,6 +24,7 @@ import kopf
 
 from topic_operator.k8s import handlers
 from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.process.kube_api import SecretForbiddenError
 from topic_operator.model import ClusterState
 
 API = "kto.dev/v1alpha1"
@@ -129,7 +130,12 @@ class FakeKubernetes:
     events: list[Event] = field(default_factory=list)
     status_patches: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
+    secrets_forbidden_in: set[str] = field(default_factory=set)
+    """Namespaces where RBAC grants the operator no ``get`` on Secrets (the API server's 403)."""
+
     async def read_secret(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        if namespace in self.secrets_forbidden_in:
+            raise SecretForbiddenError(namespace, name, f'secrets "{name}" is forbidden')
         return self.secrets.get((namespace, name))
 
     async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:

@@ -164,3 +164,32 @@ def test_the_release_zookeeper_shows_is_reported_with_a_warning_when_it_contradi
     assert ready(declared_old)["status"] == "True"  # a warning, not a refusal
     assert "warning" not in matching["status"]["kafkaRelease"]
     assert matching["status"]["kafkaRelease"]["writtenAs"] == "3.9"
+
+
+def test_secrets_that_rbac_keeps_from_the_operator_name_the_missing_role_binding(
+    world: World, zk_chroot: ZkChroot, kafka_zk: KazooClient
+) -> None:
+    """The operator reads Secrets only where a RoleBinding lets it: elsewhere the KafkaCluster is Ready=False
+    SecretForbidden naming the RoleBinding, its other clusters are served, and the grant is picked up on retry."""
+    secured = kafka_cluster(
+        "secured",
+        zk_chroot.connect_string,
+        zookeeper={"connect": zk_chroot.connect_string, "auth": {"type": "Digest", "secretName": "zk-creds"}},
+    )
+    plain = kafka_cluster("plain", zk_chroot.connect_string)
+    world.kube.add_secret("team-a", "zk-creds", username="kafka", password="s3cret")
+    world.kube.secrets_forbidden_in.add("team-a")
+
+    async def scenario() -> None:
+        with pytest.raises(
+            kopf.TemporaryError, match="RoleBinding team-a/kafka-topic-operator-secrets is missing"
+        ):
+            await world.cluster_changed(secured)
+        await world.cluster_changed(plain)
+        world.kube.secrets_forbidden_in.clear()  # the RoleBinding created
+        await world.cluster_changed(secured)
+
+    world.run(scenario)
+    assert [r for _, r in world.kube.events_of("secured")] == ["SecretForbidden", "Connected"]
+    assert (ready(plain)["status"], ready(plain)["reason"]) == ("True", "Connected")
+    assert (ready(secured)["status"], ready(secured)["reason"]) == ("True", "Connected")

@@ -17,10 +17,10 @@ import pytest
 import yaml
 from kazoo.client import KazooClient
 
-from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
+from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import start_operator
-from harness.real_apiserver import AS_DEPLOYED, RealApiServer
+from harness.real_apiserver import AS_DEPLOYED, RealApiServer, grant_secrets
 from harness.zookeeper import ZkChroot
 
 pytestmark = pytest.mark.timeout(150)
@@ -64,9 +64,11 @@ def test_the_install_role_is_enough_and_every_grant_is_used(
     kafka_zk: KazooClient,
     tmp_path: Path,
 ) -> None:
-    active = start_operator(tmp_path, operator_kubeconfig, name="active", **AS_DEPLOYED)
+    # a short retry, so that a KafkaCluster refused its Secret is tried again soon after its RoleBinding lands
+    deployed = {**AS_DEPLOYED, "KTO_RETRY_DELAY": "2"}
+    active = start_operator(tmp_path, operator_kubeconfig, name="active", **deployed)
     active.wait_ready()
-    standby = start_operator(tmp_path, operator_kubeconfig, name="standby", **AS_DEPLOYED)
+    standby = start_operator(tmp_path, operator_kubeconfig, name="standby", **deployed)
     try:
         standby.wait_ready()
         secret = {
@@ -75,10 +77,20 @@ def test_the_install_role_is_enough_and_every_grant_is_used(
         }
         kube.create("secrets", {"apiVersion": "v1", "kind": "Secret",
                                 "metadata": {"name": "zk-creds", "namespace": namespace}, "data": secret})  # fmt: skip
-        cluster = kafka_cluster(namespace, "main", zk_chroot.connect_string, allowDelete=True)
-        cluster["spec"]["zookeeper"]["auth"] = {"type": "Digest", "secretName": "zk-creds"}
-        kube.create("kafkaclusters", cluster)
+        # Secrets only where a RoleBinding lets the operator read them: not yet in this namespace, so the
+        # KafkaCluster naming one is Ready=False, naming the RoleBinding, while the operator serves its others
+        secured = kafka_cluster(namespace, "secured", zk_chroot.connect_string)
+        secured["spec"]["zookeeper"]["auth"] = {"type": "Digest", "secretName": "zk-creds"}
+        kube.create("kafkaclusters", secured)
+        kube.create(
+            "kafkaclusters", kafka_cluster(namespace, "main", zk_chroot.connect_string, allowDelete=True)
+        )
         wait_cluster_ready(kube, namespace)
+        refused = wait_cluster_ready(kube, namespace, "secured", status="False")
+        assert ready(refused)["reason"] == "SecretForbidden"
+        assert f"RoleBinding {namespace}/kafka-topic-operator-secrets is missing" in ready(refused)["message"]
+        grant_secrets(kube, namespace)  # as the security page says, for a namespace of its own
+        wait_cluster_ready(kube, namespace, "secured")
         kube.create("kafkatopics", kafka_topic(namespace, "orders"))
         wait_topic(kube, namespace, "orders", 1, "Created")
         kube.patch(KTO_API, "kafkatopics", namespace, "orders", {"spec": {"config": {"retention.ms": 60000}}})
@@ -95,11 +107,10 @@ def test_the_install_role_is_enough_and_every_grant_is_used(
 
     events = apiserver.audit_events(ACCOUNT)
     assert events, "the audit log recorded no request of the ServiceAccount"
-    refused = [
-        f"{e['verb']} {e['requestURI']}: {e['responseStatus'].get('code')}"
-        for e in events
-        if e.get("responseStatus", {}).get("code") == 403
-    ]
-    assert refused == [], "RBAC refused the operator"
+    refused = {
+        f"{e['verb']} {e['requestURI']}" for e in events if e.get("responseStatus", {}).get("code") == 403
+    }
+    # the Secret of a namespace without the RoleBinding, and nothing else
+    assert refused == {f"get /api/v1/namespaces/{namespace}/secrets/zk-creds"}, "RBAC refused the operator"
     unused = _granted() - _used(events)
     assert unused == set(), f"granted but never used: {sorted(unused)}"

@@ -21,7 +21,7 @@ from harness.kraft_cluster import ClientListener, KRaftCluster, kraft_distributi
 from harness.kto_objects import KTO_API, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator
-from harness.real_apiserver import Credentials
+from harness.real_apiserver import Credentials, grant_secrets
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -165,6 +165,7 @@ def test_the_operator_reaches_the_brokers_with_scram_and_tls_from_secrets(
     cluster, credentials = secured
     operator = operators(KTO_ZK_CONNECTION_TIMEOUT="5")
     operator.wait_ready()
+    grant_secrets(kube, namespace)  # the operator reads Secrets only where a RoleBinding lets it
     kube.create("secrets", _secret(namespace, "kafka-ca", **{"ca.crt": credentials.ca_file.read_text()}))
     kube.create("secrets", _secret(namespace, "kto-user", username="kto", password=PASSWORD))
     kube.create("secrets", _secret(namespace, "wrong-user", username="kto", password="not-it"))

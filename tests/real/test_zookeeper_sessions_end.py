@@ -19,6 +19,7 @@ from harness.kafka_cluster import make_kafka_cluster
 from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator
+from harness.real_apiserver import grant_secrets
 from harness.waiting import eventually
 from harness.zookeeper import connected
 from topic_operator.testing.local_server import LocalZooKeeper, ServerSasl
@@ -124,6 +125,7 @@ def setup(
                 k: base64.b64encode(v.encode()).decode()
                 for k, v in (("username", "kto"), ("password", "s3cret"))
             }
+            grant_secrets(kube, namespace)  # the operator reads Secrets only where a RoleBinding lets it
             kube.create("secrets", {"apiVersion": "v1", "kind": "Secret",
                                     "metadata": {"name": "zk", "namespace": namespace}, "data": secret})  # fmt: skip
             cluster["spec"]["zookeeper"]["auth"] = {"type": "SASL", "secretName": "zk"}

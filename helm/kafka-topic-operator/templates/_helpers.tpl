@@ -56,9 +56,16 @@ app.kubernetes.io/component: operator
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
-- apiGroups: [""]
-  resources: [secrets]
-  verbs: [get]
+{{- end }}
+
+{{/* The namespaces where the operator may read Secrets (a KafkaCluster's TLS and credentials): secretNamespaces,
+     or the release's own when it is empty, and the namespace of every KafkaCluster the chart itself declares. */}}
+{{- define "kto.secretNamespaces" -}}
+{{- $namespaces := .Values.secretNamespaces | default (list .Release.Namespace) -}}
+{{- range .Values.clusters }}
+{{- $namespaces = append $namespaces (default $.Release.Namespace .namespace) -}}
+{{- end }}
+{{- $namespaces | uniq | toJson -}}
 {{- end }}
 
 {{/* The rules for cluster-scoped resources, in a ClusterRole whatever watchNamespaces says: the Namespaces (kopf

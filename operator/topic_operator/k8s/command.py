@@ -60,6 +60,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--peering", "peering", str, "a kopf peering object to join ('' (default): none)"),
     ("--priority", "priority", int, "kopf peering priority of this replica (default: random)"),
     ("--material-dir", "material_dir", Path, "where TLS material from Secrets is written"),
+    ("--secrets-role-binding", "secrets_role_binding", str, "the RoleBinding that lets the operator read "
+     "Secrets in a KafkaCluster's namespace, named when it is missing"),
 )  # fmt: skip
 
 

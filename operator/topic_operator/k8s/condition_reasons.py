@@ -210,6 +210,18 @@ REASON_GUIDES: Final[tuple[ReasonGuide, ...]] = (
         "Create the Secret (or its key) in the KafkaCluster's namespace, or correct its name in the spec.",
     ),
     ReasonGuide(
+        Reason.SECRET_FORBIDDEN,
+        "False",
+        (KAFKACLUSTER,),
+        "RBAC does not let the operator read Secrets in the KafkaCluster's namespace: the operator reads "
+        "Secrets only in the namespaces granted to it, each by a Role and RoleBinding of its own, and the message "
+        "names the RoleBinding missing there. The operator's other KafkaClusters are served meanwhile. Retried "
+        "by itself.",
+        "With Helm, add the namespace to `secretNamespaces`. Without, create the Role and the RoleBinding in it "
+        "(see [Secrets only where KafkaClusters live](../operations/security.md#secrets-only-where-kafkaclusters-"
+        "live)).",
+    ),
+    ReasonGuide(
         Reason.KRAFT_MIGRATION,
         "False",
         (KAFKATOPIC, KAFKACLUSTER),

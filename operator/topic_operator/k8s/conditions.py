@@ -44,6 +44,7 @@ class Reason(StrEnum):
     CHROOT_MISSING = "ChrootMissing"
     NOT_A_KAFKA_CLUSTER = "NotAKafkaCluster"
     SECRET_MISSING = "SecretMissing"
+    SECRET_FORBIDDEN = "SecretForbidden"
     KRAFT_MIGRATION = "KRaftMigration"
     CLUSTER_MISMATCH = "ClusterMismatch"
     WRITER_CHANGED = "WriterChanged"

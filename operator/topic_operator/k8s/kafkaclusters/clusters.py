@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from kazoo.exceptions import KazooException
@@ -24,6 +24,7 @@ from topic_operator.k8s.conditions import READY, Condition, Reason
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.cluster_config import ClusterConfigError, cluster_config, secret_names
 from topic_operator.k8s.kafkaclusters.registry import ClusterHandle
+from topic_operator.k8s.process.kube_api import SecretForbiddenError
 from topic_operator.k8s.records import EventSpec, Verdict
 from topic_operator.k8s.status import cluster_status, kafka_release_status
 from topic_operator.kafka.kraft_migration import WriterChoice
@@ -64,7 +65,7 @@ async def connect_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> Clus
             f"{e.field_path}: {e.rule}" if e.field_path else e.rule for e in manifests.errors
         )
         raise ClusterConfigError(problems or "invalid KafkaCluster")
-    secrets = {name: await ctx.api.read_secret(key[0], name) for name in secret_names(body)}
+    secrets = await _read_secrets(ctx, key[0], secret_names(body))
     config = await asyncio.to_thread(
         cluster_config,
         body,
@@ -74,6 +75,26 @@ async def connect_cluster(ctx: OperatorContext, body: Mapping[str, Any]) -> Clus
         session_timeout=ctx.settings.zk_session_timeout,
     )
     return await ctx.clusters.configure(key, manifests.clusters[0], body, config)
+
+
+async def _read_secrets(
+    ctx: OperatorContext, namespace: str, names: Iterable[str]
+) -> dict[str, Mapping[str, Any] | None]:
+    """The Secrets a KafkaCluster names, from its own namespace; one RBAC does not let the operator read is the
+    KafkaCluster's ``SecretForbidden``, naming the RoleBinding that would grant it."""
+    secrets: dict[str, Mapping[str, Any] | None] = {}
+    for name in names:
+        try:
+            secrets[name] = await ctx.api.read_secret(namespace, name)
+        except SecretForbiddenError:
+            binding = ctx.settings.secrets_role_binding
+            raise ClusterConfigError(
+                f"the operator may not read Secret {namespace}/{name}: RoleBinding {namespace}/{binding} is "
+                f"missing (RBAC grants the operator get on Secrets only in the namespaces bound to it; with Helm, "
+                f"add {namespace} to secretNamespaces)",
+                Reason.SECRET_FORBIDDEN,
+            ) from None
+    return secrets
 
 
 def classify_failure(error: Exception) -> tuple[Reason, str]:

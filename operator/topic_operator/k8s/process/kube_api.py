@@ -37,6 +37,7 @@ __all__ = [
     "KopfEvents",
     "KubernetesApi",
     "LightkubeApi",
+    "SecretForbiddenError",
     "SessionEvents",
     "patch_status_over",
     "status_code",
@@ -49,7 +50,8 @@ KINDS: Final = {"kafkatopics": "KafkaTopic", "kafkaclusters": "KafkaCluster"}
 
 class KubernetesApi(Protocol):
     async def read_secret(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        """The Secret's body (``data`` base64, as served), or None when it does not exist."""
+        """The Secret's body (``data`` base64, as served), or None when it does not exist;
+        ``SecretForbiddenError`` when RBAC does not let the operator read Secrets in ``namespace``."""
         ...
 
     async def patch_status(self, plural: str, namespace: str, name: str, status: Mapping[str, Any]) -> None:
@@ -74,6 +76,16 @@ class KopfEvents:
         import kopf
 
         kopf.event(cast(Any, dict(body)), type=type, reason=reason, message=message)
+
+
+class SecretForbiddenError(Exception):
+    """RBAC refused the operator ``get`` on a Secret: no RoleBinding grants it Secrets in that namespace. The
+    operator reads Secrets only where KafkaClusters live, each namespace granted on its own (least privilege)."""
+
+    def __init__(self, namespace: str, name: str, message: str) -> None:
+        super().__init__(message)
+        self.namespace = namespace
+        self.name = name
 
 
 class ApiRefusedError(Exception):
@@ -315,6 +327,8 @@ class LightkubeApi:
         except Exception as error:  # an HTTP refusal, by its status (below); the rest as it came
             if status_code(error) == 404:
                 return None
+            if status_code(error) == 403:
+                raise SecretForbiddenError(namespace, name, str(error)) from error
             raise
         body: Mapping[str, Any] = secret.to_dict()
         return body
@@ -373,6 +387,8 @@ class LightkubeApi:
         except Exception as error:  # an HTTP refusal, by its status (below); the rest as it came
             if status_code(error) == 404:
                 return None
+            if status_code(error) == 403:
+                raise SecretForbiddenError(namespace, name, str(error)) from error
             raise _lease_error(error, "read", namespace, name) from None
         body: Mapping[str, Any] = lease.to_dict()
         return body

@@ -125,6 +125,12 @@ class OperatorSettings:
     ``lease_duration``: it has stopped before anyone can take over)."""
     lease_retry_period: float = field(default=2.0, metadata=_env("KTO_LEASE_RETRY_PERIOD"))
     """Seconds between the leader's renewals (one API write each); a standby reads the Lease twice as often."""
+    secrets_role_binding: str = field(
+        default="kafka-topic-operator-secrets", metadata=_env("KTO_SECRETS_ROLE_BINDING")
+    )
+    """The RoleBinding that lets the operator read Secrets in a namespace holding KafkaClusters (one per such
+    namespace, to a Role granting ``get`` on Secrets there): what a KafkaCluster whose Secrets it may not read
+    names as missing. The chart sets it to its own name."""
     material_dir: Path = field(default=Path("/tmp/kto"), metadata=_env("KTO_MATERIAL_DIR"))
     """Where TLS material read from Secrets is written (0600) for kazoo, which reads certificates from files;
     an emptyDir in the Deployment, so the root filesystem stays read-only."""
