@@ -88,18 +88,23 @@ def test_every_rendered_document_validates(values: dict[str, Any] | None) -> Non
 
 def test_default_values_install_cluster_wide_without_extras() -> None:
     kinds = sorted(d["kind"] for d in rendered_documents())
-    assert kinds == [
-        "ClusterRole",
-        "ClusterRole",  # the tenants', bound by nothing in the chart
-        "ClusterRoleBinding",
-        "Deployment",
-        "Role",  # the leader Lease's, in the release's namespace
-        "Role",  # get on Secrets, in the release's namespace only
-        "RoleBinding",
-        "RoleBinding",
-        "Service",
-        "ServiceAccount",
-    ]
+    assert (
+        kinds
+        == [
+            "ClusterRole",
+            "ClusterRole",  # the tenants', bound by nothing in the chart
+            "ClusterRoleBinding",
+            "Deployment",
+            "Role",  # the leader Lease's, in the release's namespace
+            "Role",  # get on Secrets, in the release's namespace only
+            "RoleBinding",
+            "RoleBinding",
+            "Service",
+            "ServiceAccount",
+            "ValidatingAdmissionPolicy",  # judged by the API server, against the KafkaClusters of the release's namespace
+            "ValidatingAdmissionPolicyBinding",
+        ]
+    )
 
 
 def test_non_default_values_reach_the_objects() -> None:
@@ -249,16 +254,16 @@ SECRETS_RULE = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
     [
         (None, {"kafka-topic-operator"}),
         (WATCHED_NAMESPACES, {"kafka-topic-operator"}),
-        ({"secretNamespaces": ["kafka", "team-a"]}, {"kafka", "team-a"}),
+        ({"clusterNamespaces": ["kafka", "team-a"]}, {"kafka", "team-a"}),
         (NON_DEFAULT, {"kafka-topic-operator", "team-a", "kafka"}),
     ],
-    ids=["default", "watchNamespaces", "secretNamespaces", "clusters"],
+    ids=["default", "watchNamespaces", "clusterNamespaces", "clusters"],
 )
 def test_secrets_are_read_only_where_kafkaclusters_live(
     values: dict[str, Any] | None, namespaces: set[str]
 ) -> None:
     """No ClusterRole grants Secrets, whatever namespaces are watched; a Role and a RoleBinding named as the
-    operator names the missing one (KTO_SECRETS_ROLE_BINDING) grant get on them in secretNamespaces (default:
+    operator names the missing one (KTO_SECRETS_ROLE_BINDING) grant get on them in clusterNamespaces (default:
     the release's own) and in the namespace of every KafkaCluster the chart declares."""
     docs = rendered_documents(values)
     assert all(SECRETS_RULE not in d["rules"] for d in docs if d["kind"] == "ClusterRole")

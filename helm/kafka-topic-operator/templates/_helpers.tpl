@@ -58,14 +58,15 @@ app.kubernetes.io/component: operator
   verbs: [create]
 {{- end }}
 
-{{/* The namespaces where the operator may read Secrets (a KafkaCluster's TLS and credentials): secretNamespaces,
-     or the release's own when it is empty, and the namespace of every KafkaCluster the chart itself declares. */}}
-{{- define "kto.secretNamespaces" -}}
-{{- $namespaces := .Values.secretNamespaces | default (list .Release.Namespace) -}}
+{{/* The namespaces that hold KafkaClusters, where the operator may read Secrets (a KafkaCluster's TLS and
+     credentials) and the admission policy takes its parameters: clusterNamespaces, or the release's own when it is
+     empty, and the namespace of every KafkaCluster the chart itself declares. */}}
+{{- define "kto.clusterNamespaces" -}}
+{{- $namespaces := .Values.clusterNamespaces | default (list .Release.Namespace) -}}
 {{- range .Values.clusters }}
 {{- $namespaces = append $namespaces (default $.Release.Namespace .namespace) -}}
 {{- end }}
-{{- $namespaces | uniq | toJson -}}
+{{- $namespaces | compact | uniq | toJson -}}
 {{- end }}
 
 {{/* The rules for cluster-scoped resources, in a ClusterRole whatever watchNamespaces says: the Namespaces (kopf

@@ -217,7 +217,7 @@ REASON_GUIDES: Final[tuple[ReasonGuide, ...]] = (
         "Secrets only in the namespaces granted to it, each by a Role and RoleBinding of its own, and the message "
         "names the RoleBinding missing there. The operator's other KafkaClusters are served meanwhile. Retried "
         "by itself.",
-        "With Helm, add the namespace to `secretNamespaces`. Without, create the Role and the RoleBinding in it "
+        "With Helm, add the namespace to `clusterNamespaces`. Without, create the Role and the RoleBinding in it "
         "(see [Secrets only where KafkaClusters live](../operations/security.md#secrets-only-where-kafkaclusters-"
         "live)).",
     ),

@@ -91,7 +91,7 @@ async def _read_secrets(
             raise ClusterConfigError(
                 f"the operator may not read Secret {namespace}/{name}: RoleBinding {namespace}/{binding} is "
                 f"missing (RBAC grants the operator get on Secrets only in the namespaces bound to it; with Helm, "
-                f"add {namespace} to secretNamespaces)",
+                f"add {namespace} to clusterNamespaces)",
                 Reason.SECRET_FORBIDDEN,
             ) from None
     return secrets
