@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
+from kafka.admin import ConfigResource, ConfigResourceType
 from kazoo.client import KazooClient
 
 from harness.broker_policies import ALTER_REFUSAL, CREATE_REFUSAL, runs_policies
-from harness.kafka_clients import replica_lists, settled, topic_config
+from harness.kafka_clients import admin_client, replica_lists, settled, topic_config
 from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import KTO_API, events_of, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeApiError, KubeClient
@@ -258,6 +259,30 @@ def test_an_unmanaged_topic_is_listed_then_adopted(
         settled(lambda: topic_config(kraft.bootstrap_servers, legacy), adopted_config.__eq__)
         == adopted_config
     )
+
+    # another writer changes both keys left alone: through three drift checks, nothing reverted or reported
+    with admin_client(kraft.bootstrap_servers) as other_tool:
+        other_tool.alter_configs(
+            [
+                ConfigResource(
+                    ConfigResourceType.TOPIC,
+                    legacy,
+                    configs={"min.insync.replicas": "2", "segment.ms": "7200000"},
+                )
+            ]
+        )
+    changed = {**adopted_config, "min.insync.replicas": "2", "segment.ms": "7200000"}
+    assert settled(lambda: topic_config(kraft.bootstrap_servers, legacy), changed.__eq__) == changed
+    label = f"{namespace}/main"
+    checks = operator.metric("kto_drift_check_duration_seconds_count", cluster=label) or 0.0
+    eventually(
+        lambda: (operator.metric("kto_drift_check_duration_seconds_count", cluster=label) or 0) >= checks + 3,
+        timeout=60,
+        what="three drift checks after the other writer's change",
+    )
+    assert topic_config(kraft.bootstrap_servers, legacy) == changed
+    assert ("Warning", "DriftDetected") not in events_of(kube, namespace, legacy)
+    assert not kube.get(KTO_API, "kafkatopics", namespace, legacy)["status"].get("drift")
 
 
 def test_brokers_that_go_away_are_reconnected_and_what_waited_then_lands(

@@ -1,6 +1,7 @@
 """The whole path: a KafkaTopic applied to the real API server becomes, through ``kto run``, a topic on real
 Kafka brokers (every distribution found) that takes records on every partition, and a config change declared
-on the KafkaTopic is processed by every broker."""
+on the KafkaTopic is processed by every broker, while a config key the KafkaCluster leaves to another writer is
+never drift."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from kafka.admin import ConfigResource, ConfigResourceType
 
-from harness.kafka_clients import round_trip, topic_config, wait_for_leaders
-from harness.kto_objects import KTO_API, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
+from harness.kafka_clients import admin_client, round_trip, settled, topic_config, wait_for_leaders
+from harness.kto_objects import KTO_API, events_of, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator
 from harness.real_kafka import KafkaBrokers
@@ -24,10 +26,12 @@ pytestmark = pytest.mark.timeout(180)
 def test_a_kafkatopic_becomes_a_topic_on_real_brokers_that_takes_records(
     kube: KubeClient, namespace: str, kafka: KafkaBrokers, operators: Callable[..., Operator], tmp_path: Path
 ) -> None:
-    operator = operators()
+    operator = operators(KTO_DRIFT_INTERVAL="1")
     operator.wait_ready()
+    # min.insync.replicas is another tool's (managedTopicConfig), and never the KafkaTopics'
     kube.create("kafkaclusters", kafka_cluster(namespace, "main", kafka.connect_string,
-                                               kafkaVersion=kafka.distribution.line))  # fmt: skip
+                                               kafkaVersion=kafka.distribution.line,
+                                               managedTopicConfig={"allBut": ["min.insync.replicas"]}))  # fmt: skip
     cluster = wait_cluster_ready(kube, namespace)
     assert sorted(b["id"] for b in cluster["status"]["brokers"]) == [b.id for b in kafka.brokers]
 
@@ -50,4 +54,25 @@ def test_a_kafkatopic_becomes_a_topic_on_real_brokers_that_takes_records(
         what="every broker processing the new retention.ms",
     )
     assert topic_config(kafka.bootstrap_servers, topic) == {"retention.ms": "7200000"}
+
+    # another writer sets the key the KafkaTopics leave alone, through the brokers (which write ZooKeeper):
+    # through three drift checks, nothing is reverted and nothing is reported as drift
+    with admin_client(kafka.bootstrap_servers) as other_tool:
+        other_tool.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic, configs={"min.insync.replicas": "2"})]
+        )
+    shared = {"retention.ms": "7200000", "min.insync.replicas": "2"}
+    assert settled(lambda: topic_config(kafka.bootstrap_servers, topic), shared.__eq__) == shared
+    checks = operator.metric("kto_drift_check_duration_seconds_count", cluster=f"{namespace}/main") or 0.0
+    eventually(
+        lambda: (
+            (operator.metric("kto_drift_check_duration_seconds_count", cluster=f"{namespace}/main") or 0)
+            >= checks + 3
+        ),
+        timeout=60,
+        what="three drift checks after the other writer's change",
+    )
+    assert topic_config(kafka.bootstrap_servers, topic) == shared
+    assert ("Warning", "DriftDetected") not in events_of(kube, namespace, "orders")
+    assert not kube.get(KTO_API, "kafkatopics", namespace, "orders")["status"].get("drift")
     assert operator.stop() == 0

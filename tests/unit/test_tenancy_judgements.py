@@ -215,6 +215,27 @@ def test_a_config_outside_allowed_configs_is_refused_naming_the_list() -> None:
     assert limit_violation("payments.orders", declared(), nothing, CLUSTER) is None
 
 
+def test_a_limited_key_cannot_be_left_alone_and_the_grant_still_judges_it() -> None:
+    """unmanagedConfig leaves a key to other tools; a key the grant limits stays the grant's, on any change."""
+    leaving = Declared(3, 3, {}, False, frozenset({"retention.ms", "segment.ms"}))
+    refusal = limit_violation("payments.orders", leaving, LIMITED, CLUSTER, fields={"partitions"})
+    assert refusal is not None
+    assert refusal.field == "unmanagedConfig"
+    assert str(refusal).endswith(
+        "config retention.ms is limited (spec.tenants[0].limits), so it cannot be left alone (unmanagedConfig)"
+    )
+    # a key the grant does not limit may be left alone
+    assert (
+        limit_violation(
+            "payments.orders", Declared(3, 3, {}, False, frozenset({"segment.ms"})), LIMITED, CLUSTER
+        )
+        is None
+    )
+    # from a KafkaTopic's spec, as admission reads it
+    body = {"partitions": 3, "replicas": 3, "unmanagedConfig": ["min.insync.replicas"]}
+    assert limit_violation("payments.orders", Declared.of_body(body), LIMITED, CLUSTER) is not None
+
+
 def test_deletion_policy_delete_needs_allow_delete() -> None:
     refusal = limit_violation("payments.orders", declared(deletes=True), grant_of(), CLUSTER)
     assert refusal is not None

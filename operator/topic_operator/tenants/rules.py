@@ -84,10 +84,18 @@ class Declared:
     replicas: int | None
     config: Mapping[str, str]
     deletes: bool
+    left_alone: frozenset[str] = frozenset()
+    """The config keys the KafkaTopic leaves to other tools (``spec.unmanagedConfig``)."""
 
     @classmethod
     def of_spec(cls, spec: TopicSpec) -> Declared:
-        return cls(spec.partitions, spec.replicas, spec.config, spec.deletion_policy is DeletionPolicy.DELETE)
+        return cls(
+            spec.partitions,
+            spec.replicas,
+            spec.config,
+            spec.deletion_policy is DeletionPolicy.DELETE,
+            spec.unmanaged_config,
+        )
 
     @classmethod
     def of_body(cls, spec: Mapping[str, Any]) -> Declared:
@@ -97,12 +105,13 @@ class Declared:
             partitions = partitions if _whole(partitions) else len(assignment)
             first = next(iter(assignment.values()))
             replicas = replicas if _whole(replicas) else (len(first) if isinstance(first, list) else None)
-        config = spec.get("config")
+        config, unmanaged = spec.get("config"), spec.get("unmanagedConfig")
         return cls(
             partitions if _whole(partitions) else None,
             replicas if _whole(replicas) else None,
             {str(k): _text(v) for k, v in config.items()} if isinstance(config, Mapping) else {},
             spec.get("deletionPolicy") == DeletionPolicy.DELETE.value,
+            frozenset(str(k) for k in unmanaged) if isinstance(unmanaged, list) else frozenset(),
         )
 
 
@@ -185,6 +194,10 @@ def limit_violation(
                 continue  # not a number: Kafka's own rules refuse it, or the key is not numeric
             bounds = _bounds(f"config {key}", number, limits.minimum, limits.maximum, grant, key=key)
             problems += [(field, p) for p in bounds]
+    for key in sorted(declared.left_alone & (set(limits.minimum) | set(limits.maximum))):
+        # judged with any change: leaving a key to other tools must not take it out of the grant's reach
+        why = f"config {key} is limited ({grant.path}.limits), so it cannot be left alone (unmanagedConfig)"
+        problems.append(("unmanagedConfig", why))
     if declared.deletes and judged("deletionPolicy") and not grant.allow_delete:
         problems.append(
             ("deletionPolicy", f"deletionPolicy Delete is not allowed ({grant.path}.allowDelete is false)")
