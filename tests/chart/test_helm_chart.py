@@ -227,22 +227,18 @@ def test_values_schema_refuses_bad_values(bad: dict[str, Any]) -> None:
 
 
 NAMESPACES_RULE = {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]}
-WEBHOOK_RULES = [
-    # kopf's configuration_manager: create_obj when missing (409 ignored: no get), then patch_obj; no list/watch.
-    # kopf runs one for the validating and one for the mutating configuration, whatever handlers there are: a
-    # refused create of the (empty) mutating one stops the operator.
-    {"apiGroups": ["admissionregistration.k8s.io"],
-     "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"], "verbs": ["create"]},
-    {"apiGroups": ["admissionregistration.k8s.io"],
-     "resources": ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
-     "resourceNames": ["kafka-topic-operator.kto.dev"], "verbs": ["patch"]},
-]  # fmt: skip
 TENANT_RULES = [
     {"apiGroups": ["kto.dev"], "resources": ["kafkatopics"],
      "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
     {"apiGroups": ["kto.dev"], "resources": ["kafkatopics/status"], "verbs": ["get"]},
 ]  # fmt: skip
-WEBHOOK_ENV = ("KTO_WEBHOOK_PORT", "KTO_WEBHOOK_LISTEN", "KTO_WEBHOOK_SERVICE", "KTO_WEBHOOK_FAILURE_POLICY")
+WEBHOOK_ENV = (
+    "KTO_WEBHOOK_PORT",
+    "KTO_WEBHOOK_LISTEN",
+    "KTO_WEBHOOK_SERVICE",
+    "KTO_WEBHOOK_FAILURE_POLICY",
+    "KTO_WEBHOOK_CERTIFICATE_DIR",
+)
 WATCHED_NAMESPACES = {"watchNamespaces": ["team-a", "team-b"]}
 
 
@@ -365,6 +361,7 @@ def test_the_webhook_when_enabled(webhook: dict[str, Any], watch: dict[str, Any]
         "KTO_WEBHOOK_LISTEN": "0.0.0.0",
         "KTO_WEBHOOK_SERVICE": "kafka-topic-operator/kto-kafka-topic-operator-webhook",
         "KTO_WEBHOOK_FAILURE_POLICY": policy,
+        "KTO_WEBHOOK_CERTIFICATE_DIR": "/etc/kto/webhook",
     }
     assert {"name": "webhook", "containerPort": port, "protocol": "TCP"} in container["ports"]
     service = _named(docs, "Service", "kto-kafka-topic-operator-webhook")
@@ -374,12 +371,52 @@ def test_the_webhook_when_enabled(webhook: dict[str, Any], watch: dict[str, Any]
     ]
     deployment = next(d for d in docs if d["kind"] == "Deployment")
     assert service["spec"]["selector"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
-    # The webhook's rules in the operator's ClusterRole (bound in both modes), and nowhere else.
-    role = _named(docs, "ClusterRole", "kto-kafka-topic-operator")
-    assert role["rules"][-3:] == [NAMESPACES_RULE, *WEBHOOK_RULES]
-    assert [r for r in _rules(docs) if "admissionregistration.k8s.io" in r["apiGroups"]] == WEBHOOK_RULES
+    # Every replica serves the certificate of one Secret, which the configuration's caBundle trusts: the chart's,
+    # so the operator has no right on webhook configurations at all.
+    assert not [r for r in _rules(docs) if "admissionregistration.k8s.io" in r["apiGroups"]]
+    secret = _named(docs, "Secret", "kto-kafka-topic-operator-webhook-tls")
+    assert secret["type"] == "kubernetes.io/tls"
+    assert {"name": "webhook-certificate", "mountPath": "/etc/kto/webhook", "readOnly": True} in container[
+        "volumeMounts"
+    ]
+    pod = deployment["spec"]["template"]["spec"]
+    assert {"name": "webhook-certificate",
+            "secret": {"secretName": secret["metadata"]["name"], "defaultMode": 0o400}} in pod["volumes"]  # fmt: skip
+    configuration = _named(docs, "ValidatingWebhookConfiguration", "kto-kafka-topic-operator-webhook")
+    (hook,) = configuration["webhooks"]
+    assert hook["failurePolicy"] == policy
+    assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
+    assert hook["clientConfig"]["service"] == {"namespace": "kafka-topic-operator", "name": service["metadata"]["name"],
+                                               "port": 443, "path": "/validate-kafkatopics"}  # fmt: skip
+    assert [(r["resources"], r["operations"]) for r in hook["rules"]] == [
+        (["kafkatopics"], ["CREATE", "UPDATE"])
+    ]
+    _certificate_is_the_services(secret, service)
     notes = render({"webhook": webhook, **watch})["kafka-topic-operator/templates/NOTES.txt"]
     assert f"Admission webhook (failurePolicy {policy})" in notes
+
+
+def _certificate_is_the_services(secret: dict[str, Any], service: dict[str, Any]) -> None:
+    """The Secret's certificate is signed by its CA and names the Service as the API server calls it."""
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+
+    authority = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["ca.crt"]))
+    certificate = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    host = f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc"
+    assert host in names.get_values_for_type(x509.DNSName)
+    key = authority.public_key()
+    assert isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey)
+    assert isinstance(key, rsa.RSAPublicKey)  # Helm's genCA makes RSA keys
+    key.verify(
+        certificate.signature,
+        certificate.tbs_certificate_bytes,
+        padding.PKCS1v15(),
+        certificate.signature_hash_algorithm,  # type: ignore[arg-type]
+    )
 
 
 def test_the_webhook_env_is_what_the_operator_reads() -> None:

@@ -138,6 +138,22 @@ class FakeKubernetes:
             raise SecretForbiddenError(namespace, name, f'secrets "{name}" is forbidden')
         return self.secrets.get((namespace, name))
 
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Every Namespace's labels (the World's, shared)."""
+
+    async def read_kafkacluster(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return self.objects.get(("kafkaclusters", namespace, name))
+
+    async def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        return self.namespaces.get(name)
+
+    async def list_kafkatopics(self, namespace: str) -> list[Mapping[str, Any]]:
+        return [
+            b
+            for (plural, where, _), b in self.objects.items()
+            if plural == "kafkatopics" and where == namespace
+        ]
+
     async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:
         return {
             str(body["metadata"]["uid"])
@@ -171,8 +187,9 @@ class World:
         self.memo = kopf.Memo(kto=ctx)
         self.gone: list[Mapping[str, Any]] = []
         """Objects removed since the last handler call: their DELETED watch event is still to be delivered."""
-        self.namespace_labels: dict[str, dict[str, str]] = {}
-        """Every Namespace's labels, as kopf's index of them holds them (built by the operator's function)."""
+        self.namespace_labels: dict[str, dict[str, str]] = kube.namespaces
+        """Every Namespace's labels, as kopf's index of them holds them (built by the operator's function), and as
+        the API server answers them."""
 
     # -- objects --------------------------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from k8s_world import FakeKubernetes
 
 from topic_operator.cli.main import main
 from topic_operator.k8s.context import OperatorContext
-from topic_operator.k8s.kafkatopics.admission import admission_refusal
+from topic_operator.k8s.kafkatopics.admission import IndexedFacts, admission_refusal
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.tenants.grants import read_tenancy
 
@@ -97,7 +97,7 @@ def test_admission_answers_any_input_and_admits_no_namespace_the_grants_do_not(
     ctx = _context(tenants)
     body = {"metadata": {"name": "t", "namespace": namespace}, "spec": spec}
     before = None if old is None else {"metadata": {"name": "t", "namespace": namespace}, "spec": old}
-    verdict = admission_refusal(ctx, body, before, namespace)
+    verdict = admission_refusal(IndexedFacts(ctx), body, before, namespace)
     assert verdict is None or isinstance(verdict, str)
     granted = read_tenancy("kafka", tenants).grant_for(namespace, ctx.labels_of(namespace))
     changes_spec = before is None or before["spec"] != spec

@@ -14,7 +14,7 @@ from k8s_world import World, kafka_cluster, kafka_topic, ready
 from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
-from topic_operator.k8s.kafkatopics.admission import admission_refusal
+from topic_operator.k8s.kafkatopics.admission import IndexedFacts, admission_refusal, judge_review
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.timeout(60)
@@ -290,7 +290,13 @@ def test_admission_refuses_what_the_operator_would_with_the_same_words(
     ctx = world.ctx
 
     def refusal(body: dict[str, Any], old: dict[str, Any] | None = None) -> str | None:
-        return admission_refusal(ctx, body, old, body["metadata"]["namespace"])
+        """The leader's answer, from its indexes; a standby's, from the API server, is the same."""
+        indexed = admission_refusal(IndexedFacts(ctx), body, old, body["metadata"]["namespace"])
+        request = {"operation": "UPDATE" if old else "CREATE", "object": body, "oldObject": old,
+                   "namespace": body["metadata"]["namespace"]}  # fmt: skip
+        fetched = asyncio.run(judge_review(ctx, lambda: False, request))
+        assert fetched == indexed
+        return indexed
 
     fine = kafka_topic(
         "ok", cluster="kafka/main", namespace="payments", topicName="payments.ok", partitions=8

@@ -70,24 +70,15 @@ app.kubernetes.io/component: operator
 {{- end }}
 
 {{/* The rules for cluster-scoped resources, in a ClusterRole whatever watchNamespaces says: the Namespaces (kopf
-     watches their labels for the tenants' namespaceSelector grants) and, with the webhook, kopf's
-     ValidatingWebhookConfiguration, which it creates when missing and patches (never gets, lists or watches). */}}
+     watches their labels for the tenants' namespaceSelector grants, and a standby answering the webhook lists the
+     one a review comes from). The webhook's configuration is the chart's: the operator needs no right on it. */}}
 {{- define "kto.clusterRules" -}}
 - apiGroups: [""]
   resources: [namespaces]
   verbs: [list, watch]
-{{- if .Values.webhook.enabled }}
-- apiGroups: [admissionregistration.k8s.io]
-  resources: [validatingwebhookconfigurations, mutatingwebhookconfigurations]
-  verbs: [create]
-- apiGroups: [admissionregistration.k8s.io]
-  resources: [validatingwebhookconfigurations, mutatingwebhookconfigurations]
-  resourceNames: [{{ include "kto.webhookConfiguration" . }}]
-  verbs: [patch]
-{{- end }}
 {{- end }}
 
-{{/* The ValidatingWebhookConfiguration the operator manages (kopf's settings.admission.managed); a fixed name. */}}
+{{/* The ValidatingWebhookConfiguration the operator kept itself before the chart made it (kopf's managed one). */}}
 {{- define "kto.webhookConfiguration" -}}
 kafka-topic-operator.kto.dev
 {{- end }}

@@ -485,7 +485,7 @@ def build_registry(settings: OperatorSettings) -> kopf.OperatorRegistry:
         _handler(cluster_session)
     )
 
-    if settings.webhook_port:
+    if settings.webhook_port and not settings.webhook_certificate_dir:  # otherwise every replica serves it
         kopf.on.validate(
             *TOPICS,
             registry=registry,
@@ -522,7 +522,7 @@ def build_kopf_settings(settings: OperatorSettings, *, priority: int) -> kopf.Op
     kopf_settings.peering.clusterwide = settings.clusterwide
     kopf_settings.peering.priority = priority
     kopf_settings.peering.stealth = True
-    if settings.webhook_port:
+    if settings.webhook_port and not settings.webhook_certificate_dir:
         kopf_settings.admission.server = webhook_server(settings)
         kopf_settings.admission.managed = CONFIGURATION
     return kopf_settings

@@ -57,6 +57,7 @@ async def operate(
     await _join_peering(settings, api)
     context = _operator_context(settings, api, elector)
     runners = await _serve_probes(settings, context, elector)
+    runners += await _serve_admission(settings, context, elector, runners)
     try:
         logger.info(
             "starting kafka-topic-operator: %s, %s",
@@ -167,6 +168,38 @@ async def _serve_probes(
             await runner.cleanup()
         raise StartupError(f"{error} (--health-port, --metrics-port and --listen-host choose it)") from None
     return runners
+
+
+async def _serve_admission(
+    settings: OperatorSettings, context: OperatorContext, elector: LeaderElector | None, started: list[Any]
+) -> list[Any]:
+    """With a shared webhook certificate (``KTO_WEBHOOK_CERTIFICATE_DIR``), the admission webhook from this
+    replica's start, standing by or leading: judged from kopf's indexes while it leads and they are complete, from
+    the API server otherwise. Without one, kopf serves it on the leader alone (``handlers``)."""
+    from topic_operator.k8s.kafkatopics.admission import judge_review
+    from topic_operator.k8s.process.admission_serving import serve_admission
+    from topic_operator.k8s.process.serving import ListenError
+
+    if not settings.webhook_port or not settings.webhook_certificate_dir:
+        return []
+
+    def leading() -> bool:
+        return (elector is None or elector.holds()) and context.readiness.ready
+
+    try:
+        runner = await serve_admission(
+            lambda request: judge_review(context, leading, request),
+            host=settings.webhook_listen,
+            port=settings.webhook_port,
+            certificates=Path(settings.webhook_certificate_dir),
+        )
+    except ListenError as error:
+        for other in started:
+            await other.cleanup()
+        raise StartupError(
+            f"{error} (KTO_WEBHOOK_PORT, KTO_WEBHOOK_LISTEN, KTO_WEBHOOK_CERTIFICATE_DIR)"
+        ) from None
+    return [runner]
 
 
 async def _lead(

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
-from collections.abc import AsyncIterator, Collection, Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
 import kopf
 from cryptography import x509
@@ -28,9 +29,11 @@ from cryptography.x509.oid import NameOID
 
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.context import OperatorContext
+from topic_operator.k8s.kafkaclusters.registry import ClusterKey
+from topic_operator.k8s.process.kube_api import KubernetesApi
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.kafka.errors import TopicAuthorizationError
-from topic_operator.tenants.grants import cluster_reference
+from topic_operator.tenants.grants import Tenancy, cluster_reference, read_tenancy
 from topic_operator.tenants.rules import (
     Declared,
     Tenant,
@@ -41,14 +44,137 @@ from topic_operator.tenants.rules import (
     over_quota,
 )
 
-__all__ = ["CONFIGURATION", "TenancyWebhookServer", "admission_refusal", "webhook_server"]
+__all__ = [
+    "CONFIGURATION",
+    "AdmissionFacts",
+    "FetchedFacts",
+    "IndexedFacts",
+    "TenancyWebhookServer",
+    "admission_refusal",
+    "fetch_facts",
+    "judge_review",
+    "webhook_server",
+]
 
 CONFIGURATION: Final = "kafka-topic-operator.kto.dev"
 """The ValidatingWebhookConfiguration kopf manages for the operator (the webhook's RBAC names it)."""
 
 
+class ClaimSeen(Protocol):
+    """A KafkaTopic as a quota counts it: its object name, its topic, its body."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def body(self) -> Mapping[str, Any]: ...
+
+
+class AdmissionFacts(Protocol):
+    """What judging a KafkaTopic reads besides the KafkaTopic: its KafkaCluster's grants, its namespace's labels
+    and the namespace's other KafkaTopics on that cluster. The leader reads them from kopf's indexes
+    (``IndexedFacts``); a standby, which runs no kopf, from the API server (``fetch_facts``)."""
+
+    def tenancy_of(self, key: ClusterKey) -> Tenancy | None: ...
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None: ...
+
+    def tenant_claims(self, key: ClusterKey, namespace: str) -> Iterable[ClaimSeen]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFacts:
+    """The facts as the running operator's indexes hold them."""
+
+    ctx: OperatorContext
+
+    def tenancy_of(self, key: ClusterKey) -> Tenancy | None:
+        return self.ctx.tenancy_of(key)
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        return self.ctx.labels_of(namespace)
+
+    def tenant_claims(self, key: ClusterKey, namespace: str) -> Iterable[ClaimSeen]:
+        return self.ctx.claims.tenant_claims(key, namespace)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedClaim:
+    name: str
+    topic: str
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedFacts:
+    """The facts of one review, read from the API server when it came (a standby's view)."""
+
+    key: ClusterKey
+    tenancy: Tenancy | None
+    labels: Mapping[str, str] | None
+    claims: tuple[FetchedClaim, ...]
+
+    def tenancy_of(self, key: ClusterKey) -> Tenancy | None:
+        return self.tenancy if key == self.key else None
+
+    def labels_of(self, namespace: str) -> Mapping[str, str] | None:
+        return self.labels
+
+    def tenant_claims(self, key: ClusterKey, namespace: str) -> Iterable[ClaimSeen]:
+        return self.claims if key == self.key else ()
+
+
+async def fetch_facts(api: KubernetesApi, key: ClusterKey, namespace: str) -> FetchedFacts:
+    """What judging a KafkaTopic of ``namespace`` naming KafkaCluster ``key`` reads, from the API server: the
+    KafkaCluster (none: nothing to judge), then the namespace's labels and its KafkaTopics naming that cluster."""
+    body = await api.read_kafkacluster(*key)
+    if body is None or key[0] == namespace:
+        return FetchedFacts(key, None, None, ())
+    tenancy = read_tenancy(key[0], mapping(body.get("spec")).get("tenants"))
+    labels = await api.namespace_labels(namespace)
+    claims = []
+    for topic_body in await api.list_kafkatopics(namespace):
+        spec, metadata = mapping(topic_body.get("spec")), mapping(topic_body.get("metadata"))
+        cluster, name = spec.get("cluster"), metadata.get("name")
+        topic = spec.get("topicName", name)
+        named = isinstance(cluster, str) and cluster_reference(namespace, cluster) == key
+        if named and isinstance(name, str) and isinstance(topic, str):
+            claims.append(FetchedClaim(name, topic, topic_body))
+    return FetchedFacts(key, tenancy, labels, tuple(claims))
+
+
+def _named_cluster(body: Mapping[str, Any], namespace: str) -> ClusterKey | None:
+    cluster = mapping(body.get("spec")).get("cluster")
+    return cluster_reference(namespace, cluster) if isinstance(cluster, str) and cluster else None
+
+
+async def judge_review(
+    ctx: OperatorContext, leading: Callable[[], bool], request: Mapping[str, Any]
+) -> str | None:
+    """An AdmissionReview's request judged as ``validate_kafkatopic`` judges it, by every replica: with the
+    indexes while this replica leads and they are complete (``leading``), else with what the API server says."""
+    operation, body = request.get("operation"), request.get("object")
+    where = request.get("namespace")
+    if operation not in ("CREATE", "UPDATE") or not isinstance(body, Mapping):
+        return None
+    if not isinstance(where, str) or not where:
+        return None
+    old = request.get("oldObject") if operation == "UPDATE" else None
+    old = old if isinstance(old, Mapping) else None
+    facts: AdmissionFacts = IndexedFacts(ctx)
+    if not leading():
+        key = _named_cluster(body, where)
+        if key is None:
+            return None
+        facts = await fetch_facts(ctx.api, key, where)
+    return admission_refusal(facts, body, old, where)
+
+
 def admission_refusal(
-    ctx: OperatorContext,
+    facts: AdmissionFacts,
     body: Mapping[str, Any],
     old: Mapping[str, Any] | None,
     namespace: str,
@@ -62,11 +188,11 @@ def admission_refusal(
     if not isinstance(cluster, str) or not isinstance(topic, str) or not cluster:
         return None  # the CRD's schema refuses it
     key = cluster_reference(namespace, cluster)
-    tenancy = ctx.tenancy_of(key)
+    tenancy = facts.tenancy_of(key)
     if tenancy is None or key[0] == namespace:
         return None
     label = "/".join(key)
-    labels = ctx.labels_of(namespace)
+    labels = facts.labels_of(namespace)
     grant = grant_admitting(topic, namespace, labels, tenancy, label)
     if isinstance(grant, TopicAuthorizationError):
         return str(grant)
@@ -82,11 +208,11 @@ def admission_refusal(
     if not (growing.topics or growing.partitions):
         return None  # adds nothing: a namespace over a narrowed quota may still change its topics' configs
     tenant = Tenant(namespace, label, grant)
-    return _over_declared_quota(ctx, key, namespace, str(name), topic, declared, tenant, growing)
+    return _over_declared_quota(facts, key, namespace, str(name), topic, declared, tenant, growing)
 
 
 def _over_declared_quota(
-    ctx: OperatorContext,
+    facts: AdmissionFacts,
     key: tuple[str, str],
     namespace: str,
     name: str,
@@ -101,7 +227,7 @@ def _over_declared_quota(
         return None
     topics: set[str] = {topic}
     partitions = declared.partitions or 0
-    for claim in ctx.claims.tenant_claims(key, namespace):
+    for claim in facts.tenant_claims(key, namespace):
         if claim.name == name or claim.topic in topics:
             continue
         topics.add(claim.topic)
@@ -126,7 +252,7 @@ async def validate_kafkatopic(
     where = namespace or mapping(body.get("metadata")).get("namespace")
     if not isinstance(where, str) or not where:
         return
-    refusal = admission_refusal(ctx, body, old if operation == "UPDATE" else None, where)
+    refusal = admission_refusal(IndexedFacts(ctx), body, old if operation == "UPDATE" else None, where)
     if refusal is not None:
         raise kopf.AdmissionError(refusal, code=403)
 

@@ -58,6 +58,18 @@ class KubernetesApi(Protocol):
         """Merge-patch ``status`` into a kto.dev object's status subresource (None values remove fields)."""
         ...
 
+    async def read_kafkacluster(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """A KafkaCluster's body, or None when there is none (a list by name: the RBAC grants list, not get)."""
+        ...
+
+    async def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """A Namespace's labels, or None when there is no such Namespace."""
+        ...
+
+    async def list_kafkatopics(self, namespace: str) -> list[Mapping[str, Any]]:
+        """The bodies of every KafkaTopic of ``namespace``."""
+        ...
+
     async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:
         """The uids of every kto.dev object of ``plural`` in ``namespaces`` (all namespaces when empty)."""
         ...
@@ -341,6 +353,33 @@ class LightkubeApi:
         await self._lazy_client().patch(
             resource.Status, name, {"status": dict(status)}, namespace=namespace, patch_type=PatchType.MERGE
         )
+
+    async def read_kafkacluster(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        from lightkube.generic_resource import create_namespaced_resource
+
+        resource = create_namespaced_resource(GROUP, VERSION, KINDS["kafkaclusters"], "kafkaclusters")
+        async for item in self._lazy_client().list(
+            resource, namespace=namespace, fields={"metadata.name": name}
+        ):
+            found: Mapping[str, Any] = item.to_dict()
+            return found
+        return None
+
+    async def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        from lightkube.resources.core_v1 import Namespace
+
+        async for item in self._lazy_client().list(Namespace, fields={"metadata.name": name}):
+            return dict(item.metadata.labels or {})
+        return None
+
+    async def list_kafkatopics(self, namespace: str) -> list[Mapping[str, Any]]:
+        from lightkube.generic_resource import create_namespaced_resource
+
+        resource = create_namespaced_resource(GROUP, VERSION, KINDS["kafkatopics"], "kafkatopics")
+        return [
+            item.to_dict()
+            async for item in self._lazy_client().list(resource, namespace=namespace, chunk_size=500)
+        ]
 
     async def list_uids(self, plural: str, namespaces: tuple[str, ...]) -> set[str]:
         from lightkube import ALL_NS

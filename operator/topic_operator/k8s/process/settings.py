@@ -145,6 +145,11 @@ class OperatorSettings:
     on the same machine calls ``127.0.0.1``. Ignored when ``webhook_service`` is set."""
     webhook_service: str = field(default="", metadata=_env("KTO_WEBHOOK_SERVICE"))
     """``<namespace>/<name>`` of the Service the API server calls the webhook through, in a cluster."""
+    webhook_certificate_dir: str = field(default="", metadata=_env("KTO_WEBHOOK_CERTIFICATE_DIR"))
+    """A directory holding ``tls.crt`` and ``tls.key`` (a Secret of type kubernetes.io/tls, mounted), which every
+    replica serves the webhook with, standbys included, so that whichever replica the Service picks answers;
+    the ValidatingWebhookConfiguration, with its CA, is then the installer's (the chart's). Empty (the default):
+    the leader alone serves it, with a certificate it signs itself at each start, and keeps the configuration."""
     webhook_failure_policy: str = field(default="Ignore", metadata=_env("KTO_WEBHOOK_FAILURE_POLICY"))
     """What the API server does when the webhook cannot answer: ``Ignore`` (the default: an operator that is
     down never blocks an apply; the operator judges the object when it is back) or ``Fail``."""
@@ -187,6 +192,8 @@ class OperatorSettings:
             raise SettingsError(
                 f"KTO_WEBHOOK_SERVICE must be <namespace>/<name>, not {self.webhook_service!r}"
             )
+        if self.webhook_certificate_dir and not self.webhook_port:
+            raise SettingsError("KTO_WEBHOOK_CERTIFICATE_DIR needs KTO_WEBHOOK_PORT: the webhook's port")
         for name in ("health_port", "metrics_port", "webhook_port"):
             if not 0 <= getattr(self, name) < 65536:
                 raise SettingsError(f"{env_name(name)} must be a port (0-65535), not {getattr(self, name)!r}")
