@@ -59,6 +59,21 @@ def test_the_search_finds_kafkatopic(built_site: BuiltSite, browser: BrowserCont
 
 
 @pytest.mark.timeout(60)
+def test_the_search_works_from_the_file_system(built_site: BuiltSite, browser: BrowserContext) -> None:
+    """The site opened as files, as a reader of a downloaded copy opens it: the search index is inlined, and the
+    Web Worker shim that needs is the site's own (without it, search never answers there: the browser refuses a
+    worker to a page read from a file)."""
+    index = (built_site.directory / "index.html").as_uri()
+    assert page_problems(browser, index).problems == []
+    page = browser.new_page()
+    try:
+        summary, titles = search_results(page, index, "KafkaTopic")
+    finally:
+        page.close()
+    assert any("KafkaTopic" in t for t in titles), (summary, titles)
+
+
+@pytest.mark.timeout(60)
 def test_the_search_check_sees_a_search_that_finds_nothing(
     built_site: BuiltSite, browser: BrowserContext
 ) -> None:

@@ -76,7 +76,7 @@ class PageProblems:
 
 def _local(url: str) -> bool:
     parsed = urllib.parse.urlsplit(url)
-    return parsed.scheme in ("data", "blob", "about") or parsed.hostname == "127.0.0.1"
+    return parsed.scheme in ("data", "blob", "about", "file") or parsed.hostname == "127.0.0.1"
 
 
 def _refuse_the_network(route: Route) -> None:

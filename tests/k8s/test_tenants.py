@@ -15,6 +15,7 @@ from kazoo.client import KazooClient
 
 from harness.zookeeper import ZkChroot
 from topic_operator.k8s.kafkatopics.admission import IndexedFacts, admission_refusal, judge_review
+from topic_operator.k8s.process.admission_serving import AdmissionAnswer
 from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = pytest.mark.timeout(60)
@@ -295,7 +296,8 @@ def test_admission_refuses_what_the_operator_would_with_the_same_words(
         request = {"operation": "UPDATE" if old else "CREATE", "object": body, "oldObject": old,
                    "namespace": body["metadata"]["namespace"]}  # fmt: skip
         fetched = asyncio.run(judge_review(ctx, lambda: False, request))
-        assert fetched == indexed
+        assert fetched.refusal == indexed
+        assert fetched == asyncio.run(judge_review(ctx, lambda: True, request))
         return indexed
 
     fine = kafka_topic(
@@ -334,6 +336,17 @@ def test_admission_refuses_what_the_operator_would_with_the_same_words(
         refusal(sixth)
     )
     assert refusal(more, more) is None  # an update of a declared topic adds nothing
+    # a KafkaTopic naming a KafkaCluster that does not exist is admitted (GitOps applies in no set order),
+    # with a warning naming the cluster, by the leader and by a standby alike
+    missing = kafka_topic("lost", cluster="kafka/nowhere", namespace="payments")
+    request = {"operation": "CREATE", "object": missing, "oldObject": None, "namespace": "payments"}
+    for leading in (True, False):
+        answer = asyncio.run(judge_review(ctx, lambda leading=leading: leading, request))
+        assert answer == AdmissionAnswer(
+            None,
+            ("KafkaCluster kafka/nowhere does not exist: the KafkaTopic waits for it (ClusterNotFound)",),
+        )
+    assert asyncio.run(judge_review(ctx, lambda: False, {**request, "object": fine})).warnings == ()
     # an update is judged on what it changes: a config change of a topic at the partition limit passes
     old = existing[0]
     new = {**old, "spec": {**old["spec"], "config": {"retention.ms": 3600000}}}

@@ -30,6 +30,7 @@ from cryptography.x509.oid import NameOID
 from topic_operator.k8s.bodies import mapping
 from topic_operator.k8s.context import OperatorContext
 from topic_operator.k8s.kafkaclusters.registry import ClusterKey
+from topic_operator.k8s.process.admission_serving import AdmissionAnswer
 from topic_operator.k8s.process.kube_api import KubernetesApi
 from topic_operator.k8s.process.settings import OperatorSettings
 from topic_operator.kafka.errors import TopicAuthorizationError
@@ -51,6 +52,7 @@ __all__ = [
     "IndexedFacts",
     "TenancyWebhookServer",
     "admission_refusal",
+    "admission_warnings",
     "fetch_facts",
     "judge_review",
     "webhook_server",
@@ -84,6 +86,8 @@ class AdmissionFacts(Protocol):
 
     def tenant_claims(self, key: ClusterKey, namespace: str) -> Iterable[ClaimSeen]: ...
 
+    def knows_cluster(self, key: ClusterKey) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class IndexedFacts:
@@ -100,6 +104,9 @@ class IndexedFacts:
     def tenant_claims(self, key: ClusterKey, namespace: str) -> Iterable[ClaimSeen]:
         return self.ctx.claims.tenant_claims(key, namespace)
 
+    def knows_cluster(self, key: ClusterKey) -> bool:
+        return key in self.ctx.cluster_bodies
+
 
 @dataclass(frozen=True, slots=True)
 class FetchedClaim:
@@ -113,6 +120,7 @@ class FetchedFacts:
     """The facts of one review, read from the API server when it came (a standby's view)."""
 
     key: ClusterKey
+    exists: bool
     tenancy: Tenancy | None
     labels: Mapping[str, str] | None
     claims: tuple[FetchedClaim, ...]
@@ -126,13 +134,16 @@ class FetchedFacts:
     def tenant_claims(self, key: ClusterKey, namespace: str) -> Iterable[ClaimSeen]:
         return self.claims if key == self.key else ()
 
+    def knows_cluster(self, key: ClusterKey) -> bool:
+        return self.exists and key == self.key
+
 
 async def fetch_facts(api: KubernetesApi, key: ClusterKey, namespace: str) -> FetchedFacts:
     """What judging a KafkaTopic of ``namespace`` naming KafkaCluster ``key`` reads, from the API server: the
     KafkaCluster (none: nothing to judge), then the namespace's labels and its KafkaTopics naming that cluster."""
     body = await api.read_kafkacluster(*key)
     if body is None or key[0] == namespace:
-        return FetchedFacts(key, None, None, ())
+        return FetchedFacts(key, body is not None, None, None, ())
     tenancy = read_tenancy(key[0], mapping(body.get("spec")).get("tenants"))
     labels = await api.namespace_labels(namespace)
     claims = []
@@ -143,7 +154,7 @@ async def fetch_facts(api: KubernetesApi, key: ClusterKey, namespace: str) -> Fe
         named = isinstance(cluster, str) and cluster_reference(namespace, cluster) == key
         if named and isinstance(name, str) and isinstance(topic, str):
             claims.append(FetchedClaim(name, topic, topic_body))
-    return FetchedFacts(key, tenancy, labels, tuple(claims))
+    return FetchedFacts(key, True, tenancy, labels, tuple(claims))
 
 
 def _named_cluster(body: Mapping[str, Any], namespace: str) -> ClusterKey | None:
@@ -153,24 +164,35 @@ def _named_cluster(body: Mapping[str, Any], namespace: str) -> ClusterKey | None
 
 async def judge_review(
     ctx: OperatorContext, leading: Callable[[], bool], request: Mapping[str, Any]
-) -> str | None:
+) -> AdmissionAnswer:
     """An AdmissionReview's request judged as ``validate_kafkatopic`` judges it, by every replica: with the
     indexes while this replica leads and they are complete (``leading``), else with what the API server says."""
     operation, body = request.get("operation"), request.get("object")
     where = request.get("namespace")
     if operation not in ("CREATE", "UPDATE") or not isinstance(body, Mapping):
-        return None
+        return AdmissionAnswer()
     if not isinstance(where, str) or not where:
-        return None
+        return AdmissionAnswer()
     old = request.get("oldObject") if operation == "UPDATE" else None
     old = old if isinstance(old, Mapping) else None
     facts: AdmissionFacts = IndexedFacts(ctx)
     if not leading():
         key = _named_cluster(body, where)
         if key is None:
-            return None
+            return AdmissionAnswer()
         facts = await fetch_facts(ctx.api, key, where)
-    return admission_refusal(facts, body, old, where)
+    refusal = admission_refusal(facts, body, old, where)
+    return AdmissionAnswer(refusal, () if refusal else tuple(admission_warnings(facts, body, where)))
+
+
+def admission_warnings(facts: AdmissionFacts, body: Mapping[str, Any], namespace: str) -> list[str]:
+    """What ``kubectl`` should say of an admitted KafkaTopic: that the KafkaCluster it names does not exist (a
+    policy cannot tell: it sees the KafkaClusters one at a time). It is admitted all the same, since GitOps tools
+    apply a KafkaTopic and its cluster in no set order; it waits for the cluster (``ClusterNotFound``)."""
+    key = _named_cluster(body, namespace)
+    if key is None or facts.knows_cluster(key):
+        return []
+    return [f"KafkaCluster {key[0]}/{key[1]} does not exist: the KafkaTopic waits for it (ClusterNotFound)"]
 
 
 def admission_refusal(
@@ -243,18 +265,22 @@ async def validate_kafkatopic(
     memo: Any,
     namespace: str | None,
     operation: str | None,
+    warnings: list[str],
     **_: Any,
 ) -> None:
-    """kopf's validating handler for KafkaTopics: raise kopf's AdmissionError (403) with the refusal."""
+    """kopf's validating handler for KafkaTopics: raise kopf's AdmissionError (403) with the refusal; the
+    warnings of an admitted one go to ``warnings``, which kopf puts in its answer."""
     ctx = getattr(memo, "kto", None)
     if not isinstance(ctx, OperatorContext) or operation not in ("CREATE", "UPDATE"):
         return
     where = namespace or mapping(body.get("metadata")).get("namespace")
     if not isinstance(where, str) or not where:
         return
-    refusal = admission_refusal(IndexedFacts(ctx), body, old if operation == "UPDATE" else None, where)
+    facts = IndexedFacts(ctx)
+    refusal = admission_refusal(facts, body, old if operation == "UPDATE" else None, where)
     if refusal is not None:
         raise kopf.AdmissionError(refusal, code=403)
+    warnings.extend(admission_warnings(facts, body, where))
 
 
 class TenancyWebhookServer(kopf.WebhookServer):

@@ -17,6 +17,7 @@ import logging
 import os
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -24,23 +25,41 @@ from aiohttp import web
 
 from topic_operator.k8s.process.serving import ListenError
 
-__all__ = ["AdmissionJudge", "admission_response", "build_admission_app", "serve_admission", "tls_context"]
+__all__ = [
+    "AdmissionAnswer",
+    "AdmissionJudge",
+    "admission_response",
+    "build_admission_app",
+    "serve_admission",
+    "tls_context",
+]
 
 logger = logging.getLogger(__name__)
 
-AdmissionJudge = Callable[[Mapping[str, Any]], Awaitable[str | None]]
-"""An AdmissionReview's ``request`` -> why it is refused (HTTP 403 to the client), or None: admitted."""
+
+@dataclass(frozen=True, slots=True)
+class AdmissionAnswer:
+    """Why a review is refused (HTTP 403 to the client; None: admitted), and warnings ``kubectl`` prints either way."""
+
+    refusal: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+AdmissionJudge = Callable[[Mapping[str, Any]], Awaitable[AdmissionAnswer]]
+"""An AdmissionReview's ``request`` -> the answer."""
 
 _LARGEST_REVIEW: Final = 8 * 1024 * 1024
 """The largest AdmissionReview read: an object holds at most the API server's 3 MiB request, twice (old and new)."""
 
 
-def admission_response(uid: str, refusal: str | None) -> dict[str, Any]:
-    """The AdmissionReview answering request ``uid``: allowed, or refused with ``refusal`` as Kafka's words go to
-    whoever applied the object (``kubectl`` prints the message)."""
-    response: dict[str, Any] = {"uid": uid, "allowed": refusal is None}
-    if refusal is not None:
-        response["status"] = {"code": 403, "reason": "Forbidden", "message": refusal}
+def admission_response(uid: str, answer: AdmissionAnswer) -> dict[str, Any]:
+    """The AdmissionReview answering request ``uid``: allowed, or refused with the refusal as Kafka's words go to
+    whoever applied the object (``kubectl`` prints the message), with the answer's warnings."""
+    response: dict[str, Any] = {"uid": uid, "allowed": answer.refusal is None}
+    if answer.refusal is not None:
+        response["status"] = {"code": 403, "reason": "Forbidden", "message": answer.refusal}
+    if answer.warnings:
+        response["warnings"] = list(answer.warnings)
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
 
 
@@ -55,13 +74,13 @@ def build_admission_app(judge: AdmissionJudge) -> web.Application:
         except (ValueError, KeyError, TypeError):
             return web.json_response({"error": "not an AdmissionReview"}, status=400)
         try:
-            refusal = await judge(asked)
+            answer = await judge(asked)
         except Exception:  # a judge that fails: the API server applies the configuration's failurePolicy
             logger.exception("admission review %s could not be judged", uid)
             return web.json_response({"error": "the review could not be judged"}, status=500)
-        if refusal is not None:
-            logger.info("admission refused %s: %s", _object_name(asked), refusal)
-        response = web.json_response(admission_response(uid, refusal))
+        if answer.refusal is not None:
+            logger.info("admission refused %s: %s", _object_name(asked), answer.refusal)
+        response = web.json_response(admission_response(uid, answer))
         # One review per connection: the Service then spreads reviews over the replicas, and a replica being
         # replaced holds no connection the API server would keep sending to.
         response.force_close()
