@@ -77,7 +77,7 @@ lint: venv
 
 # pytest exits non-zero (5) when it collects no test: that must stay a failure, so nothing here masks it.
 test: system-deps venv lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 test-fast: system-deps venv
 	$(BIN)/pytest -m "not slow and not spark" $(PYTEST_ARGS)

@@ -52,12 +52,27 @@ def _add_marker(item: pytest.Item, name: str) -> None:
         item.add_marker(name)
 
 
+_ONE_WORKER_DIRECTORIES = frozenset({"real", "spark", "docs"})
+"""Where ``make test``'s two workers (pytest-xdist, ``--dist loadgroup``) must not split the tests: each of these
+directories starts heavy servers once per process (a kube-apiserver with etcd and Kafka's brokers, a Spark session
+and its standalone cluster, the built site with its API server and browser), so its tests run on one worker, while
+the other takes the rest, file by file. The real tier waits on servers more than it computes: the two overlap."""
+
+
+def _xdist_group(item: pytest.Item, top: str) -> str:
+    if top in _ONE_WORKER_DIRECTORIES:
+        return f"tests/{top}"
+    return str(item.path.relative_to(TESTS_DIR)) if top else item.nodeid.split("::")[0]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         try:
             top = item.path.relative_to(TESTS_DIR).parts[0]
         except ValueError:
             top = ""
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item, top)))
         if top in _MARKERS_BY_DIRECTORY:
             _add_marker(item, _MARKERS_BY_DIRECTORY[top])
         fixtures = set(getattr(item, "fixturenames", ()))
