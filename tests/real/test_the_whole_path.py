@@ -1,7 +1,7 @@
 """The whole path: a KafkaTopic applied to the real API server becomes, through ``kto run``, a topic on real
 Kafka brokers (every distribution found) that takes records on every partition, and a config change declared
 on the KafkaTopic is processed by every broker, while a config key the KafkaCluster leaves to another writer is
-never drift."""
+never drift, and adopting a topic keeps the overrides the declarations do not own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
 from harness.kafka_clients import admin_client, round_trip, settled, topic_config, wait_for_leaders
 from harness.kto_objects import KTO_API, events_of, kafka_cluster, kafka_topic, wait_cluster_ready, wait_topic
@@ -75,4 +75,18 @@ def test_a_kafkatopic_becomes_a_topic_on_real_brokers_that_takes_records(
     assert topic_config(kafka.bootstrap_servers, topic) == shared
     assert ("Warning", "DriftDetected") not in events_of(kube, namespace, "orders")
     assert not kube.get(KTO_API, "kafkatopics", namespace, "orders")["status"].get("drift")
+
+    # adoption keeps the overrides the declarations do not own: the cluster's min.insync.replicas, the KafkaTopic's
+    # own unmanagedConfig segment.ms; the owned max.message.bytes it does not declare goes
+    legacy = f"legacy-{namespace}"
+    with admin_client(kafka.bootstrap_servers) as other_tool:
+        other_tool.create_topics([NewTopic(legacy, 2, 3, topic_configs={
+            "retention.ms": "60000", "min.insync.replicas": "2", "segment.ms": "3600000",
+            "max.message.bytes": "100000"})])  # fmt: skip
+    wait_for_leaders(kafka.bootstrap_servers, legacy, 2)
+    kube.create("kafkatopics", kafka_topic(namespace, "legacy", topicName=legacy, partitions=2,
+                                           config={"retention.ms": 120000}, unmanagedConfig=["segment.ms"]))  # fmt: skip
+    wait_topic(kube, namespace, "legacy", 1, "Adopted")
+    adopted = {"retention.ms": "120000", "min.insync.replicas": "2", "segment.ms": "3600000"}
+    assert settled(lambda: topic_config(kafka.bootstrap_servers, legacy), adopted.__eq__) == adopted
     assert operator.stop() == 0
