@@ -101,6 +101,7 @@ __all__ = [
     "plan_topic",
     "refused",
     "seed_for",
+    "unowned_key_problem",
 ]
 
 
@@ -1110,24 +1111,29 @@ def left_alone_config(spec: TopicSpec, cluster: ClusterSpec, config: Mapping[str
     }
 
 
+def unowned_key_problem(key: str, unmanaged: Collection[str], cluster: ClusterSpec | None) -> str | None:
+    """Why override ``key`` cannot be declared, or None when the declarations own it: a key the KafkaTopic leaves
+    alone itself (``unmanaged``), or one its KafkaCluster leaves to other tools. The manifest loader and the plan
+    refuse it in the same words."""
+    if key in unmanaged:
+        return f"unmanagedConfig leaves {key} alone: declare its value or leave it alone, not both"
+    if cluster is None or cluster.managed_config.manages(key):
+        return None
+    managed = cluster.managed_config
+    listed = "does not list it" if managed.only is not None else "lists it"
+    return (
+        f"KafkaCluster {cluster.name} leaves {key} to other tools ({managed.spec_field} {listed}): remove it from "
+        "spec.config, or let the KafkaTopics own it there"
+    )
+
+
 def _check_managed_config(spec: TopicSpec, cluster: ClusterSpec) -> None:
-    """A declared override must be one the declarations own: a key the KafkaCluster leaves to other tools, or
-    that the KafkaTopic itself leaves alone, cannot also be declared."""
+    """A declared override must be one the declarations own (``unowned_key_problem``)."""
     for key in sorted(spec.config):
-        if key in spec.unmanaged_config:
+        problem = unowned_key_problem(key, spec.unmanaged_config, cluster)
+        if problem is not None:
             raise InvalidRequestError(
-                f"config.{key}: {spec.config[key]!r} is declared, and unmanagedConfig leaves {key} alone: declare "
-                "its value or leave it alone, not both.",
-                field=f"config.{key}",
-                stricter_than_kafka=True,
-            )
-        managed = cluster.managed_config
-        if not managed.manages(key):
-            listed = "does not list it" if managed.only is not None else "lists it"
-            raise InvalidRequestError(
-                f"config.{key}: {spec.config[key]!r} cannot be declared: KafkaCluster {cluster.name} leaves {key} "
-                f"to other tools ({managed.spec_field} {listed}); remove it from spec.config, or let the "
-                "KafkaTopics own it there.",
+                f"config.{key}: {spec.config[key]!r} cannot be declared: {problem}.",
                 field=f"config.{key}",
                 stricter_than_kafka=True,
             )

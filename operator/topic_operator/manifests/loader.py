@@ -72,6 +72,7 @@ from topic_operator.model import (
     ReassignmentPolicy,
     TopicSpec,
 )
+from topic_operator.plan import unowned_key_problem
 from topic_operator.tenants.grants import Tenancy, read_tenancy
 from topic_operator.tenants.rules import Declared, Tenant, Usage, grant_admitting, limit_violation, over_quota
 
@@ -1011,22 +1012,12 @@ def _topic_spec(
 def _check_managed_keys(
     document: _Document, config: Mapping[str, str], unmanaged: Set[str], cluster: ClusterSpec | None
 ) -> None:
-    """A declared override must be one the declarations own, as the plan holds it (``plan.left_alone_config``):
-    not one the KafkaTopic leaves alone itself (the CRD's rule says so too), nor one its KafkaCluster leaves to
-    other tools."""
-    managed = cluster.managed_config if cluster is not None else ALL_CONFIG_MANAGED
+    """A declared override must be one the declarations own, as the plan holds it (``plan.unowned_key_problem``):
+    not one the KafkaTopic leaves alone itself, nor one its KafkaCluster leaves to other tools."""
     for key in sorted(config):
-        if key in unmanaged:
-            rule = f"unmanagedConfig leaves {key} alone: declare its value or leave it alone, not both"
-            document.error(f"spec.config.{key}", config[key], rule, stricter_than_kafka=True)
-        elif not managed.manages(key):
-            assert cluster is not None
-            listed = "does not list it" if managed.only is not None else "lists it"
-            rule = (
-                f"KafkaCluster {cluster.name} leaves {key} to other tools ({managed.spec_field} {listed}): remove "
-                "it from spec.config, or let the KafkaTopics own it there"
-            )
-            document.error(f"spec.config.{key}", config[key], rule, stricter_than_kafka=True)
+        problem = unowned_key_problem(key, unmanaged, cluster)
+        if problem is not None:
+            document.error(f"spec.config.{key}", config[key], problem, stricter_than_kafka=True)
 
 
 def _check_tenancy(
