@@ -49,11 +49,18 @@ class RoundRobinService:
         self._server.server_close()
         self._thread.join(timeout=10)
 
+    def remove(self, port: int) -> None:
+        """Take ``port`` out of the endpoints, as Kubernetes takes a pod out of its Services' endpoints as soon as
+        the pod starts terminating, before its process has stopped."""
+        with self._lock:
+            self.backends.remove(port)
+
     def _connect(self) -> tuple[int, socket.socket] | None:
         with self._lock:
             first = next(self._turn)
-        for step in range(len(self.backends)):
-            port = self.backends[(first + step) % len(self.backends)]
+            backends = list(self.backends)
+        for step in range(len(backends)):
+            port = backends[(first + step) % len(backends)]
             try:
                 backend = socket.create_connection(("127.0.0.1", port), timeout=self._timeout)
             except OSError:

@@ -84,6 +84,16 @@ def test_a_kafkatopic_becomes_a_topic_on_real_brokers_that_takes_records(
             "retention.ms": "60000", "min.insync.replicas": "2", "segment.ms": "3600000",
             "max.message.bytes": "100000"})])  # fmt: skip
     wait_for_leaders(kafka.bootstrap_servers, legacy, 2)
+    kube.wait_for(  # the operator has seen it as a topic nobody declares: the KafkaTopic then adopts it
+        lambda: (
+            legacy
+            in (kube.get(KTO_API, "kafkaclusters", namespace, "main").get("status") or {}).get(
+                "unmanagedTopics", []
+            )
+        ),
+        timeout=30,
+        what=f"{legacy} among the KafkaCluster's unmanaged topics",
+    )
     kube.create("kafkatopics", kafka_topic(namespace, "legacy", topicName=legacy, partitions=2,
                                            config={"retention.ms": 120000}, unmanagedConfig=["segment.ms"]))  # fmt: skip
     wait_topic(kube, namespace, "legacy", 1, "Adopted")
