@@ -83,7 +83,15 @@ from topic_operator.kafka.znode_payloads import (
     topic_payload_size_bounds,
     topic_znode_version_of,
 )
-from topic_operator.model import Backend, ClusterSpec, ClusterState, DeletionPolicy, TopicSpec, TopicState
+from topic_operator.model import (
+    ALL_CONFIG_MANAGED,
+    Backend,
+    ClusterSpec,
+    ClusterState,
+    DeletionPolicy,
+    TopicSpec,
+    TopicState,
+)
 
 __all__ = [
     "Action",
@@ -1104,6 +1112,8 @@ def left_alone_config(spec: TopicSpec, cluster: ClusterSpec, config: Mapping[str
     (``ClusterSpec.managed_config``) and keys the KafkaTopic leaves alone (``TopicSpec.unmanaged_config``).
     Never drift, never written, never removed: the one rule the plan, ``kto export`` and the drift job share."""
     managed = cluster.managed_config
+    if not spec.unmanaged_config and managed == ALL_CONFIG_MANAGED:
+        return {}  # the declarations own every key: most clusters, and every topic of a 1M-topic drift run
     return {
         key: value
         for key, value in config.items()
