@@ -25,12 +25,26 @@ from pathlib import Path
 
 import pytest
 
+from harness.real_apiserver import Credentials
 from harness.real_kafka import RACKS, SMALL_CLUSTER_SETTINGS, Broker, KafkaBrokers
 from harness.real_kraft import KRaftController, _wait_started, format_storage
 from harness.server_binaries import KafkaDistribution, kafka_distributions
 from topic_operator.testing.local_server import free_port
 
-__all__ = ["ClientListener", "KRaftCluster", "kraft_cluster_or_skip", "kraft_distribution", "new_cluster_id"]
+__all__ = [
+    "SECURED_PASSWORD",
+    "SECURED_USER",
+    "ClientListener",
+    "KRaftCluster",
+    "kraft_cluster_or_skip",
+    "kraft_distribution",
+    "new_cluster_id",
+    "secured_kraft_cluster_or_skip",
+]
+
+SECURED_USER = "kto"
+SECURED_PASSWORD = "kto-Secret-1"
+"""The SCRAM-SHA-512 user of ``secured_kraft_cluster_or_skip``'s cluster."""
 
 
 def kraft_distribution(line: str = "3.9") -> tuple[KafkaDistribution | None, str]:
@@ -198,3 +212,23 @@ def kraft_cluster_or_skip(
         prepare(cluster)
     with cluster:
         yield cluster
+
+
+@contextlib.contextmanager
+def secured_kraft_cluster_or_skip(
+    directory: Path, user: str = SECURED_USER, password: str = SECURED_PASSWORD
+) -> Iterator[tuple[KRaftCluster, Credentials]]:
+    """A started Kafka 3.9 KRaft cluster whose client listener speaks SASL_SSL with SCRAM-SHA-512, as a secured
+    production cluster is set up, with one user; and the credentials whose CA signed the brokers' certificate
+    (``ca_file``, for a client's trust store). Skipped, with what is missing, when ``../shared/servers`` has no
+    such distribution."""
+    distribution, missing = kraft_distribution()
+    if distribution is None:
+        pytest.skip(f"a real KRaft cluster: {missing}")
+    directory.mkdir(parents=True, exist_ok=True)
+    credentials = Credentials.make(directory)
+    listener = ClientListener(
+        "SASL_SSL", credentials.cert_file, credentials.key_file, "SCRAM-SHA-512", ((user, password),)
+    )
+    with KRaftCluster(distribution, directory / "cluster", client_listener=listener) as cluster:
+        yield cluster, credentials

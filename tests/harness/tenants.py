@@ -116,14 +116,20 @@ def may(kube: KubeClient, user: str, verb: str, group: str, resource: str, name:
 
 
 def tenant_client(
-    apiserver: RealApiServer, kube: KubeClient, namespace: str, account: str = "deployer"
+    apiserver: RealApiServer,
+    kube: KubeClient,
+    namespace: str,
+    account: str = "deployer",
+    role: str | None = None,
 ) -> KubeClient:
-    """``manifests/tenants/tenant-role.yaml`` applied, ServiceAccount ``account`` made in ``namespace`` and the
-    role bound to it there (a RoleBinding, as the manifest's example says); a client with its token, returned once
-    the API server's authorizer lets it create KafkaTopics there (RBAC is read from an informer cache: a binding
-    just written takes a moment to count)."""
-    for document in manifest_documents(TENANT_ROLE):
-        kube.apply_document(document)
+    """ServiceAccount ``account`` made in ``namespace`` and the tenant ClusterRole ``role`` bound to it there (a
+    RoleBinding, as the role's own comment says); a client with its token, returned once the API server's
+    authorizer lets it create KafkaTopics there (RBAC is read from an informer cache: a binding just written takes
+    a moment to count). Without ``role``, ``manifests/tenants/tenant-role.yaml`` is applied and its role bound."""
+    if role is None:
+        for document in manifest_documents(TENANT_ROLE):
+            kube.apply_document(document)
+            role = document["metadata"]["name"]
     kube.apply_document(
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}
     )
@@ -135,7 +141,7 @@ def tenant_client(
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
-                "name": "kafka-topic-operator-tenant",
+                "name": role,
             },
             "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
         }

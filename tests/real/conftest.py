@@ -17,11 +17,17 @@ from typing import Any
 import pytest
 
 from harness.broker_policies import with_policies
-from harness.kraft_cluster import KRaftCluster, kraft_cluster_or_skip
+from harness.kraft_cluster import KRaftCluster, kraft_cluster_or_skip, secured_kraft_cluster_or_skip
 from harness.kto_objects import remove_kto_objects
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator, start_operator
-from harness.real_apiserver import AS_DEPLOYED, RealApiServer, installed_apiserver, operator_kubeconfig_of
+from harness.real_apiserver import (
+    AS_DEPLOYED,
+    Credentials,
+    RealApiServer,
+    installed_apiserver,
+    operator_kubeconfig_of,
+)
 from harness.real_kafka import KafkaBrokers
 from harness.server_binaries import kafka_distributions, zookeeper_mode_distributions
 from topic_operator.testing.local_server import LocalZooKeeper
@@ -134,6 +140,14 @@ def kraft_41(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftCluster]
         prepare=lambda cluster: with_policies(cluster, directory / "policies"),
     ) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KRaftCluster, Credentials]]:
+    """A Kafka 3.9 KRaft cluster whose client listener is SASL_SSL with SCRAM-SHA-512 user
+    ``harness.kraft_cluster.SECURED_USER``, and the credentials whose CA signed its brokers' certificate."""
+    with secured_kraft_cluster_or_skip(tmp_path_factory.mktemp("kraft-scram")) as secured_cluster:
+        yield secured_cluster
 
 
 # -- reports ---------------------------------------------------------------------------------------------------------

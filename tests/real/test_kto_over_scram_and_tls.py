@@ -10,14 +10,15 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from harness.kraft_cluster import ClientListener, KRaftCluster, kraft_distribution
+from harness.kraft_cluster import SECURED_PASSWORD as PASSWORD
+from harness.kraft_cluster import KRaftCluster
 from harness.kto_objects import KTO_API, kafka_topic, ready, wait_cluster_ready, wait_topic
 from harness.kube_client import KubeClient
 from harness.operator_process import Operator
@@ -26,23 +27,7 @@ from harness.real_apiserver import Credentials, grant_secrets
 pytestmark = pytest.mark.timeout(240)
 
 KTO = str(Path(sys.executable).parent / "kto")
-PASSWORD = "kto-Secret-1"
 REFUSAL_DEADLINE = 60.0
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KRaftCluster, Credentials]]:
-    """A KRaft cluster whose client listener is SASL_SSL with SCRAM-SHA-512 user ``kto``."""
-    distribution, missing = kraft_distribution()
-    if distribution is None:
-        pytest.skip(f"a real KRaft cluster: {missing}")
-    directory = tmp_path_factory.mktemp("kraft-scram")
-    credentials = Credentials.make(directory)
-    listener = ClientListener(
-        "SASL_SSL", credentials.cert_file, credentials.key_file, "SCRAM-SHA-512", (("kto", PASSWORD),)
-    )
-    with KRaftCluster(distribution, directory / "cluster", client_listener=listener) as cluster:
-        yield cluster, credentials
 
 
 def _properties(path: Path, *, password: str = PASSWORD, protocol: str = "SASL_SSL", ca: Path | None) -> Path:

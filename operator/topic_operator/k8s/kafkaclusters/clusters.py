@@ -90,8 +90,8 @@ async def _read_secrets(
             binding = ctx.settings.secrets_role_binding
             raise ClusterConfigError(
                 f"the operator may not read Secret {namespace}/{name}: RoleBinding {namespace}/{binding} is "
-                f"missing (RBAC grants the operator get on Secrets only in the namespaces bound to it; with Helm, "
-                f"add {namespace} to clusterNamespaces)",
+                f"missing, or its Role does not grant get on Secrets (RBAC grants the operator Secrets only in "
+                f"the namespaces bound to it; with Helm, add {namespace} to clusterNamespaces)",
                 Reason.SECRET_FORBIDDEN,
             ) from None
     return secrets
