@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import BrowserContext
 
 from harness.docs_site import BuiltSite, build_site
-from harness.real_apiserver import RealApiServer, installed_apiserver
+from harness.kraft_cluster import KRaftCluster, secured_kraft_cluster_or_skip
+from harness.real_apiserver import Credentials, RealApiServer, installed_apiserver
 from harness.site_browser import CHROMIUM, open_browser
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -36,6 +37,14 @@ def docs_apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealApi
         yield server
 
 
+@pytest.fixture(scope="session")
+def docs_kraft(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KRaftCluster, Credentials]]:
+    """A Kafka 3.9 KRaft cluster whose client listener speaks SASL_SSL with SCRAM-SHA-512, as the KRaft pages'
+    reader's does, and the credentials whose CA signed its brokers' certificate."""
+    with secured_kraft_cluster_or_skip(tmp_path_factory.mktemp("docs-kraft")) as secured:
+        yield secured
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     """Debian's chromium, headless, with a fresh profile, for the module that uses it (one module does): closed
@@ -50,8 +59,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests of the site that use the real API server carry ``real_servers``, as those of ``tests/real`` do, so
     ``-m "not real_servers"`` leaves them out too."""
     for item in items:
-        if (
-            "docs_apiserver" in getattr(item, "fixturenames", ())
-            and item.get_closest_marker("real_servers") is None
-        ):
+        if {"docs_apiserver", "docs_kraft"} & set(
+            getattr(item, "fixturenames", ())
+        ) and item.get_closest_marker("real_servers") is None:
             item.add_marker("real_servers")

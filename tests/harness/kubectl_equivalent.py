@@ -3,12 +3,14 @@
 kubectl is not a dependency of the tests (CI machines need not have it), so a page's ``kubectl`` line runs here:
 ``apply -f`` (server-side apply of each document), ``get`` (the server's own Table, printed with kubectl's
 column rules: names in capitals, columns of priority 0, three spaces between them, ``NAMESPACE`` first with
-``-A``), ``wait --for=condition=X`` and ``create namespace``. Anything else is refused with the line, so a page
+``-A``), ``wait --for=condition=X``, ``create namespace`` and ``create secret generic`` (``--from-file`` and
+``--from-literal``, as kubectl reads them). Anything else is refused with the line, so a page
 cannot show a kubectl command that no test ran.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 import time
@@ -159,6 +161,42 @@ def _wait(kube: KubeClient, arguments: list[str]) -> KubectlResult:
         time.sleep(0.2)
 
 
+def _create_secret(kube: KubeClient, arguments: list[str], directory: Path) -> KubectlResult:
+    """``create secret generic NAME [-n NS] --from-file=KEY=PATH --from-literal=KEY=VALUE ...``: each
+    ``--from-file`` key is the file's name unless given, its value the file's bytes; paths are the reader's,
+    relative to the working directory."""
+    name, namespace, data = "", "default", {}
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument in ("-n", "--namespace"):
+            namespace = arguments[index + 1]
+            index += 1
+        elif argument.startswith("--from-literal="):
+            key, _, value = argument.removeprefix("--from-literal=").partition("=")
+            data[key] = value.encode()
+        elif argument.startswith("--from-file="):
+            given = argument.removeprefix("--from-file=")
+            key, _, path = given.partition("=") if "=" in given else (Path(given).name, "", given)
+            data[key] = (directory / path).read_bytes()
+        elif argument.startswith("-"):
+            raise ValueError(f"the tests have no equivalent of this kubectl flag: {argument}")
+        else:
+            name = argument
+        index += 1
+    kube.create(
+        "secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace},
+            "type": "Opaque",
+            "data": {key: base64.b64encode(value).decode() for key, value in data.items()},
+        },
+    )
+    return KubectlResult(0, f"secret/{name} created\n")
+
+
 @dataclass
 class _Options:
     positional: list[str]
@@ -196,7 +234,11 @@ def run_kubectl(
     words = shlex.split(command)
     if words[:1] != ["kubectl"] or len(words) < 2:
         raise ValueError(f"not a kubectl command: {command}")
-    verb, arguments = words[1], words[2:]
+    words = words[1:]
+    leading: list[str] = []  # `kubectl -n NS VERB ...`: a namespace given before the verb, as kubectl allows
+    while len(words) > 2 and words[0] in ("-n", "--namespace"):
+        leading, words = [*leading, *words[:2]], words[2:]
+    verb, arguments = words[0], [*words[1:], *leading]
     try:
         if verb == "apply":
             return _apply(kube, arguments, directory)
@@ -207,6 +249,8 @@ def run_kubectl(
         if verb == "create" and arguments[:1] == ["namespace"]:
             kube.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": arguments[1]}})
             return KubectlResult(0, f"namespace/{arguments[1]} created\n")
+        if verb == "create" and arguments[:2] == ["secret", "generic"]:
+            return _create_secret(kube, arguments[2:], directory)
     except KubeApiError as error:
         return KubectlResult(1, f"Error from server: {error.message}\n")
     raise ValueError(f"the tests have no equivalent of this kubectl command: {command}")
