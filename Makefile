@@ -2,6 +2,7 @@
 #
 #   make demo   install what is missing, then run `kto demo` against a throwaway local ZooKeeper
 #   make test   install what is missing, lint, then run the whole test suite (what CI runs)
+#   make dist   build kto's wheel into dist/, and beside it the wheels it installs from with no index
 #
 # Every target is safe to re-run: system packages are installed only when missing, and the virtualenv is
 # rebuilt only when pyproject.toml changed since the last install (the stamp file records when that was).
@@ -17,17 +18,22 @@ BIN := $(VENV)/bin
 INSTALL_STAMP := $(VENV)/.installed-extras-dev-spark-docs
 LINT_PATHS := $(wildcard operator tests bench tools)
 PYTEST_ARGS ?=
+DIST := dist
+WHEELHOUSE := $(DIST)/wheels
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.built-from-pyproject
+PIP_QUIET := --disable-pip-version-check --progress-bar off -q
 
 # apt needs root; sudo only when we are not root already (CI and the dev machines run as root).
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help system-deps venv lint test test-fast demo bench docs docs-reference clean
+.PHONY: help system-deps venv lint test test-fast demo dist bench docs docs-reference clean
 
 help:
 	@echo "make demo       run 'kto demo' (installs what is missing first)"
 	@echo "make test       lint + the whole test suite (what CI runs)"
 	@echo "make test-fast  tests without the slow (ensemble) and Spark ones"
+	@echo "make dist       build kto's wheel into dist/ (install it with: pipx install dist/kafka_topic_operator-*.whl)"
 	@echo "make lint       ruff check, ruff format --check, mypy --strict"
 	@echo "make bench      run every bench/*.py"
 	@echo "make docs       build the documentation site into site/ (strict: a broken link or anchor fails)"
@@ -75,8 +81,9 @@ lint: venv
 		echo "lint: no import-linter contracts configured yet"; \
 	fi
 
-# pytest exits non-zero (5) when it collects no test: that must stay a failure, so nothing here masks it.
-test: system-deps venv lint
+# pytest exits non-zero (5) when it collects no test: that must stay a failure, so nothing here masks it. The
+# wheelhouse of `make dist` is there for the test of a user's install, which builds and installs kto offline.
+test: system-deps venv lint dist
 	$(BIN)/pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 test-fast: system-deps venv
@@ -84,6 +91,20 @@ test-fast: system-deps venv
 
 demo: system-deps venv
 	$(BIN)/kto demo
+
+# dist/ holds kto's wheel, for `pipx install` on any machine, and dist/wheels/ every wheel it needs (with pip,
+# setuptools and wheel): `pipx install --pip-args='--no-index --find-links dist/wheels' dist/kafka_topic_operator-*.whl`
+# installs it with no index, and the wheel itself is built from that wheelhouse. The wheelhouse is fetched again
+# only when pyproject.toml changes; the project's wheel is built each time, from the source as it is.
+dist: $(WHEELHOUSE_STAMP)
+	rm -f $(DIST)/kafka_topic_operator-*.whl
+	$(BIN)/pip wheel $(PIP_QUIET) --no-deps --no-index --find-links $(WHEELHOUSE) -w $(DIST) .
+
+$(WHEELHOUSE_STAMP): pyproject.toml | $(INSTALL_STAMP)
+	rm -rf $(WHEELHOUSE)
+	$(BIN)/pip wheel $(PIP_QUIET) -w $(WHEELHOUSE) . pip setuptools wheel
+	rm -f $(WHEELHOUSE)/kafka_topic_operator-*.whl
+	@touch $@
 
 bench: system-deps venv
 	@shopt -s nullglob; benches=(bench/*.py); \
@@ -104,4 +125,4 @@ docs-reference: venv
 	$(BIN)/python -m tools.docs_reference
 
 clean:
-	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis operator/*.egg-info
+	rm -rf $(VENV) $(DIST) build site .pytest_cache .mypy_cache .ruff_cache .hypothesis operator/*.egg-info

@@ -43,7 +43,9 @@ from topic_operator.zookeeper.znodes import BrokerConfigZNode, ConfigChangeZNode
 
 RACKS = ("rack-a", "rack-b", "rack-c", "rack-a", "rack-b", "rack-c")
 CHROOT = "/kafka"
-DEFAULT_EXAMPLES = Path(__file__).resolve().parents[3] / "manifests" / "examples"
+DEFAULT_EXAMPLES = (Path(__file__).parents[1] / "examples").resolve()
+"""``manifests/examples``, which the package carries (``topic_operator/examples`` links to it), so an installed
+``kto`` has it as a clone does."""
 REASSIGNED_TOPIC = "orders.replay"
 """The topic the reassignment step creates with one replica and then takes to three (``orders`` prefix: one the
 example cluster allows)."""
