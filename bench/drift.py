@@ -27,7 +27,7 @@ imports, JVM and session), each phase of the job from ``summary.json``, the Pyth
 tasks, and a cProfile of the plan stage on one cluster. ``--warm`` also runs the job twice inside one process
 (``run_drift``), to show what is left once the JVM's JIT has warmed up.
 
-Targets, held by ``kto drift`` as a user runs it. Issue 13's: 10k topics <= 1.5x the floor; 100k <= 2x the floor
+Targets, held by ``kto drift`` as a user runs it: 10k topics <= 1.5x the floor; 100k <= 2x the floor
 and no slower than one process; 1M <= 60 s and <= 4 GiB peak. And since the process engine streams its plans
 (each worker writes its clusters' plans, the driver holds no plan and frees each cluster's declared rows once its
 task is done): 1M <= 30 s and <= 1 GiB peak, whole process tree. The table says which are met, and the line
@@ -72,7 +72,7 @@ from topic_operator.model import Broker, ClusterState, PartitionState, TopicStat
 from topic_operator.snapshot_rows import rows_from_cluster
 
 TARGET_10K_FLOORS = 1.5
-"""``kto drift`` at 10k topics within this many floors (issue 13)."""
+"""``kto drift`` at 10k topics within this many floors."""
 TARGET_100K_FLOORS = 2.0
 """``kto drift`` at 100k topics within this many floors, and no slower than the single process."""
 TARGET_1M_SECONDS = 60.0

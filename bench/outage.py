@@ -1,4 +1,4 @@
-"""Issue 11's outage, timed: ``kto apply`` of a change to N topics while ZooKeeper is killed (or frozen) mid-batch.
+"""An outage, timed: ``kto apply`` of a change to N topics while ZooKeeper is killed (or frozen) mid-batch.
 
 For each outage length: N declared topics (RF 3 over six brokers in three racks), the batch started by a real
 ``kto apply --yes`` process, ZooKeeper killed with SIGKILL once a tenth of the batch has landed and restarted on the

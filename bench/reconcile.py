@@ -1,7 +1,7 @@
 """Reconcile at scale: 10,000 declared topics from one manifest file against a real ZooKeeper; and, with
 ``--against-floor``, ``kto plan``/``kto apply`` of 50,000 topics next to the floor of reading the cluster once.
 
-Targets (issue 4, this 2-core machine): cold reconcile (parse, plan, write) <= 10 s; no-op re-plan of the same
+Targets (this 2-core machine): cold reconcile (parse, plan, write) <= 10 s; no-op re-plan of the same
 declarations (parse, read, plan) <= 3 s with 0 writes; peak RSS <= 300 MB. Also printed: ZooKeeper requests per
 created topic, from the server's own packet counter (``srvr``), so reads and writes are both counted.
 

@@ -1,4 +1,4 @@
-"""The alerts (issue 26), as Prometheus users test theirs: ``promtool check rules`` on the PrometheusRule the chart
+"""The alerts, as Prometheus users test theirs: ``promtool check rules`` on the PrometheusRule the chart
 renders, ``promtool test rules`` with series that make each alert fire and series that must not, every metric an
 expression names one the operator exports, and a runbook on the site's alerts page for each alert. The plain copy
 under manifests/monitoring/ holds the same rules."""

@@ -1,4 +1,4 @@
-"""The Grafana dashboard (issue 26): one JSON, shipped in the chart's opt-in ConfigMap that Grafana's sidecar loads
+"""The Grafana dashboard: one JSON, shipped in the chart's opt-in ConfigMap that Grafana's sidecar loads
 by its label and under manifests/monitoring/; held to Grafana's dashboard schema (grafana-foundation-sdk's model),
 every query parsed as PromQL and naming only metrics the operator exports, every metric shown, per KafkaCluster."""
 

@@ -1,4 +1,4 @@
-"""ZooKeeper outages in the middle of an apply, as issue 11 made them, and the checks that follow.
+"""ZooKeeper outages in the middle of an apply, as an outside check made them, and the checks that follow.
 
 A server of the test's own (it gets killed) holds a Kafka-looking chroot whose brokers are persistent, standing
 for brokers that register again after an outage longer than their session. The fault fires from inside the
@@ -11,7 +11,7 @@ Afterwards every topic must be whole, either as before or as declared (for a con
 notification), and each reported outcome must be true: ``applied`` only if it landed, ``not_written`` only if it
 did not; ``unknown`` may be either.
 
-``bench/outage.py`` drives the same scenario to print issue 11's timings.
+``bench/outage.py`` drives the same scenario to print their timings.
 """
 
 from __future__ import annotations

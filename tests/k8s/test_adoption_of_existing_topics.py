@@ -1,4 +1,4 @@
-"""A KafkaTopic declared for a topic that already exists adopts it (issue 12): never re-created or re-placed, brought
+"""A KafkaTopic declared for a topic that already exists adopts it: never re-created or re-placed, brought
 to the declaration forward-only as any update, said once as Adopted with what changed; in mode: Plan, what adopting
 would change, with nothing written. Against a real ZooKeeper."""
 

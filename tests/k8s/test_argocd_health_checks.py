@@ -1,4 +1,4 @@
-"""The Argo CD health checks of manifests/argocd/ (issue 26), run as Lua 5.1 (the dialect of Argo CD's
+"""The Argo CD health checks of manifests/argocd/, run as Lua 5.1 (the dialect of Argo CD's
 gopher-lua, through lupa) on KafkaTopics and KafkaClusters whose statuses the operator wrote through its
 handlers, against a real ZooKeeper."""
 

@@ -1,4 +1,4 @@
-"""The metrics the alerts and the dashboard read that the operator sets at each drift check (issue 26): KafkaTopics
+"""The metrics the alerts and the dashboard read that the operator sets at each drift check: KafkaTopics
 by Ready condition (``kto_topics``), drift written back (``kto_drift_reverted_total``) and when the running
 reassignment began (``kto_reassignment_start_time_seconds``), through the handlers against a real ZooKeeper."""
 

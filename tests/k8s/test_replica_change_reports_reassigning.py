@@ -1,4 +1,4 @@
-"""The operator's side of a replica change (issue 14), through the handlers against a real ZooKeeper with the
+"""The operator's side of a replica change, through the handlers against a real ZooKeeper with the
 simulated controller: Ready=False, reason Reassigning, with progress; a change made mid-way queued, never a
 second concurrent reassignment; Ready again, throttles removed, once Kafka is done."""
 

@@ -1,4 +1,4 @@
-"""``kto drift --history DIR`` (issue 26): each run's summary.json carries a run id and time; the report shows
+"""``kto drift --history DIR``: each run's summary.json carries a run id and time; the report shows
 drift over time (by kind and by cluster, as charts and tables) and what rose or fell since the previous run; a
 folder whose summary.json is unreadable or foreign is named and left out, and the run goes on. The processes
 engine: no Spark session is started."""

@@ -1,4 +1,4 @@
-"""``kto convert`` (issue 12): manifests of any format kto reads become KafkaTopics of one format that read back as
+"""``kto convert``: manifests of any format kto reads become KafkaTopics of one format that read back as
 the same topics; object names are always valid, unique and stable; bad input writes nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``kto plan -o markdown`` (issue 26): what a pull-request comment shows, read back through a real Markdown
+"""``kto plan -o markdown``: what a pull-request comment shows, read back through a real Markdown
 parser (markdown-it-py, CommonMark with GitHub's tables and strikethrough) as GitHub would render it."""
 
 from __future__ import annotations

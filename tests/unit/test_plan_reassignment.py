@@ -1,5 +1,5 @@
 """Replica changes of existing topics, planned as Kafka partition reassignments where the KafkaCluster enables
-them: the moves, their throttles, one at a time, queued while one runs, and the refusals (issue 14)."""
+them: the moves, their throttles, one at a time, queued while one runs, and the refusals."""
 
 import dataclasses
 

@@ -1,5 +1,5 @@
 """topicctl topic files are read as KafkaTopics: their meaning carried over as topicctl writes it to Kafka, and every
-problem named in topicctl's own fields (issue 12)."""
+problem named in topicctl's own fields."""
 
 from __future__ import annotations
 

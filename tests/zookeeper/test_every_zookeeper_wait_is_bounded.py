@@ -135,7 +135,7 @@ def test_opening_a_client_on_a_frozen_server_is_bounded(server: LocalZooKeeper) 
 @pytest.mark.timeout(60)
 def test_nothing_is_queued_into_a_client_that_gave_up(server: LocalZooKeeper) -> None:
     """kazoo's connection thread stops for good once its retry policy is spent; a request queued then would be
-    waited on for ever (issue 11's hang). Every engine call fails at once instead, saying so."""
+    waited on for ever (the hang an outage caused). Every engine call fails at once instead, saying so."""
     settings = ZooKeeperSettings(
         connect=server.connect_string + "/kafka", connect_max_tries=1, retry_delay=0.05, retry_max_delay=0.05
     )

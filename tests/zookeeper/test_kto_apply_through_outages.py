@@ -1,4 +1,4 @@
-"""``kto apply`` (a real process) through issue 11's outages: ZooKeeper killed with SIGKILL for 5, 20 and 90 s and
+"""``kto apply`` (a real process) through outages: ZooKeeper killed with SIGKILL for 5, 20 and 90 s and
 restarted on the same data, or frozen with SIGSTOP, while the batch is writing.
 
 An outage shorter than the deadline is ridden out: exit 0, every topic applied, and the command was still running

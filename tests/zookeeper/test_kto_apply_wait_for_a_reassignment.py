@@ -1,5 +1,5 @@
 """``kto apply --wait`` follows a reassignment until Kafka is done and then removes its throttles;
-``kto describe`` shows it mid-way; without ``--wait`` apply returns at once (issue 14)."""
+``kto describe`` shows it mid-way; without ``--wait`` apply returns at once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``kto export`` (issue 12) against a real ZooKeeper: for hypothesis-generated clusters, ``kto plan -f`` of the
+"""``kto export`` against a real ZooKeeper: for hypothesis-generated clusters, ``kto plan -f`` of the
 export exits 0 with no action for every exported topic, with and without ``--with-assignment``; internal topics,
 topics marked for deletion and the topics a team already declares are left out with a note; topics kto plan
 will refuse carry a comment saying why."""

@@ -1,4 +1,4 @@
-"""``kto plan | apply | describe | snapshot`` say the real cause in one line (issue 11, part 5): a path that is not a
+"""``kto plan | apply | describe | snapshot`` say the real cause in one line: a path that is not a
 Kafka cluster, an unreachable ensemble (without kazoo's own log lines first), a bad connect string, Ctrl-C or
 Ctrl-D at the apply question, and a snapshot file that cannot be written. No traceback, exit 1, nothing written."""
 

@@ -1,4 +1,4 @@
-"""``kto plan --snapshot FILE`` (issue 26): CI plans against a ``kto snapshot`` file, without access to ZooKeeper,
+"""``kto plan --snapshot FILE``: CI plans against a ``kto snapshot`` file, without access to ZooKeeper,
 and gets the plan, and the pull-request comment, that the live cluster gives."""
 
 from __future__ import annotations

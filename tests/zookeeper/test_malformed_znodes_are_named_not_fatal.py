@@ -1,4 +1,4 @@
-"""A znode someone else wrote in a format Kafka does not write never stops a command (issue 11, part 3).
+"""A znode someone else wrote in a format Kafka does not write never stops a command.
 
 Each of ``kto plan | apply | describe | snapshot`` names the znode and its problem (stderr, ``-o json``, the
 snapshot's header), goes on where that is safe and refuses, with that reason, what is not: a rack-aware

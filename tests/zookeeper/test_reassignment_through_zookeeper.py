@@ -1,6 +1,6 @@
 """A replica change end to end on a real ZooKeeper, with the simulated controller moving the replicas: the
 request, the throttles set and removed as ``kafka-reassign-partitions.sh --throttle``/``--verify`` do, every
-other broker config kept, and each refusal leaving ZooKeeper untouched (issue 14)."""
+other broker config kept, and each refusal leaving ZooKeeper untouched."""
 
 import json
 

@@ -1,5 +1,5 @@
 """A write too large for ZooKeeper's ``jute.maxbuffer`` is refused in the plan, naming its size and the limit,
-instead of being reported as "ZooKeeper kept dropping the connection" (issue 11, part 4).
+instead of being reported as "ZooKeeper kept dropping the connection".
 
 Against the real server: the limit is real (a raw oversized write drops the connection), a topic just inside it
 is written, one beyond it is refused by ``kto plan`` and ``kto apply`` with nothing written and no dropped

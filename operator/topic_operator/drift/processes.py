@@ -2,7 +2,7 @@
 
 On one machine, Spark's fixed costs (a JVM, its session, its generated code, a shuffle of every snapshot line
 through the JVM and back into Python) cost more than the whole job below a million topics, and still a third
-of it at a million on two cores (issue 13's measurements). This engine keeps everything that decides the
+of it at a million on two cores (as measured by ``bench/drift.py``). This engine keeps everything that decides the
 outputs and drops only the carrier: each cluster is planned by ``arrow_stage.cluster_table``, the function
 Spark's Python tasks run, and the driver writes the outputs with ``results.write_results``, as the Spark engine
 does. The tests hold the two engines' outputs equal, file for file.

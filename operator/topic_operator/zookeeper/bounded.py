@@ -4,7 +4,7 @@ kazoo's synchronous calls wait without a bound, and its request path can block f
 connection thread by writing a byte to a socket pair that only that thread drains, and only while connected. A
 few hundred requests issued during an outage fill the pair's buffer (278 one-byte writes on Linux's default
 socket buffer), and the next request blocks in ``write_sock.send`` until the connection is back; if kazoo's
-connection retry policy gives up meanwhile, for ever. That was issue 11's hanging ``kto apply``.
+connection retry policy gives up meanwhile, for ever. A ``kto apply`` caught by an outage then hung.
 
 So every request of the engine goes through :class:`BoundedClient`, which
 
@@ -14,7 +14,7 @@ So every request of the engine goes through :class:`BoundedClient`, which
   what fills the socket pair, so issuing a request never blocks;
 - waits for answers, and for the connection to come back, only while its :class:`Patience` lasts.
 
-``Patience`` is the deadline of issue 11: how long ZooKeeper may keep us waiting, counted from the last answer
+``Patience`` is that deadline: how long ZooKeeper may keep us waiting, counted from the last answer
 that arrived (or from the start of the current step, or a reconnection). Normal work never runs into it, a shorter outage is ridden out, and a
 longer one ends the wait ``seconds`` after ZooKeeper stopped answering, however the outage looks from here
 (refused connections, a frozen server, a session expiry, a client that gave up).

@@ -1,7 +1,7 @@
 """KafkaTopic changes, handled beside kopf's watch instead of by kopf's per-object change handlers.
 
-kopf watches the KafkaTopics and calls the operator's watch-event handler for every event (``handlers``). Until
-issue 24, kopf's create, update and resume handlers then ran each reconcile: for every change kopf detected the
+kopf watches the KafkaTopics and calls the operator's watch-event handler for every event (``handlers``). Before
+this queue, kopf's create, update and resume handlers then ran each reconcile: for every change kopf detected the
 cause from a diff-base, kept handler progress, ran the handler in a per-object worker, patched the status with its
 records, and handled the echo of that patch the same way. On the real kube-apiserver that machinery alone cost
 8.4 ms of CPU per change (``bench/operator_events.py --floor kopf``), above the 6 ms the whole operator may spend.
