@@ -74,6 +74,29 @@ def test_an_existing_topic_is_adopted_grown_and_reconfigured_but_never_re_placed
     assert cluster["status"]["topics"] == {"managed": 1, "unmanaged": 1}
 
 
+def test_adoption_removes_the_overrides_the_kafkatopic_does_not_declare(
+    world: World, cluster: dict[str, Any], kafka_zk: KazooClient
+) -> None:
+    """What the adoption pages warn of: by default the declarations own every key, so an override set by hand
+    and left out of the KafkaTopic is gone once the topic is adopted."""
+    Reconciler(ZooKeeperStore(kafka_zk), cluster_spec()).apply(
+        [spec("legacy", 2, 1, {"cleanup.policy": "compact", "retention.ms": "1000"})]
+    )
+    legacy = kafka_topic(
+        "legacy", partitions=2, replicas=1, config={"cleanup.policy": "compact"}, created=_declared_after_it()
+    )
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        await world.topic_changed(legacy)
+
+    world.run(scenario)
+    assert (ready(legacy)["status"], ready(legacy)["reason"]) == ("True", "Adopted")
+    assert "retention.ms" in ready(legacy)["message"]
+    data, _ = kafka_zk.get("/config/topics/legacy")
+    assert json.loads(data)["config"] == {"cleanup.policy": "compact"}
+
+
 def test_a_topic_already_as_declared_is_adopted_with_nothing_written(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
