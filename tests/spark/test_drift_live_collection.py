@@ -155,3 +155,62 @@ def test_live_read_of_two_clusters_through_the_job(
     gone = next(c for c in summary["clusters"] if c["name"] == "gone")
     assert gone["observed"] is False
     assert "ZooKeeper" in (gone["unobserved_reason"] or "")
+
+
+def _run_outputs(spark: SparkSession, out: Path) -> dict[str, Any]:
+    """What a run decided, without what differs from run to run (when, how long, which engine, read times)."""
+    summary = json.loads((out / "summary.json").read_text())
+    for run_specific in ("run_id", "generated_at", "inputs", "timings_seconds"):
+        del summary[run_specific]
+    for cluster in summary["clusters"]:
+        cluster.pop("taken_at", None)
+    findings = spark.read.parquet(str(out / "drift.parquet")).collect()
+    rows = sorted((row.asDict(recursive=True) for row in findings), key=repr)
+    plans = {p.name: p.read_bytes() for p in sorted((out / "plans").iterdir())}
+    return {"summary": summary, "rows": rows, "plans": plans}
+
+
+def test_a_fleet_mixing_live_reads_and_a_snapshot_on_spark_is_the_process_engines(
+    spark: SparkSession,
+    two_clusters: dict[str, tuple[LocalZooKeeper, KazooClient]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Spark's tasks read the live clusters, the given snapshot is linked in beside them, and the outputs are those
+    of the process engine over the same fleet, cluster for cluster."""
+    inventory, desired = live_inputs(two_clusters, tmp_path)
+    snapshots = tmp_path / "snapshots"
+    snapshots.mkdir()
+    red = rows_from_cluster(
+        "red", read_cluster(two_clusters["blue"][1], partition_states=True), "2026-01-01T00:00:00+00:00"
+    )
+    (snapshots / "red.jsonl").write_text("".join(json.dumps(row) + "\n" for row in red))
+    with desired.open("a") as more:
+        more.write(
+            "---\n"
+            + yaml.safe_dump(topic("red", "orders", 3, 3))
+            + "---\n"
+            + yaml.safe_dump(topic("red", "refunds", 2, 3))
+        )
+    common = ["--desired", str(desired), "--clusters", str(inventory), "--snapshots", str(snapshots),
+              "--connect-timeout", "2", "-q"]  # fmt: skip
+
+    assert main([*common, "--engine", "spark", "--out", str(tmp_path / "on-spark")]) == 2
+    assert (
+        main([*common, "--engine", "processes", "--processes", "2", "--out", str(tmp_path / "in-processes")])
+        == 2
+    )
+    capsys.readouterr()
+    on_spark, in_processes = (
+        _run_outputs(spark, tmp_path / "on-spark"),
+        _run_outputs(spark, tmp_path / "in-processes"),
+    )
+    assert on_spark == in_processes
+
+    reads = {c["name"]: c["read"] for c in on_spark["summary"]["clusters"]}
+    assert reads["red"] == {"from": "snapshot", "through": "ZooKeeper", "stage": None}
+    assert reads["blue"] == reads["green"] == {"from": "live", "through": "ZooKeeper", "stage": None}
+    assert ("red", "refunds", "missing") in {(r["cluster"], r["topic"], r["kind"]) for r in on_spark["rows"]}
+    assert ("gone", None, "cluster_unobserved") in {
+        (r["cluster"], r["topic"], r["kind"]) for r in on_spark["rows"]
+    }
