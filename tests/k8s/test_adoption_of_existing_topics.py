@@ -38,6 +38,16 @@ def _versions(kafka_zk: KazooClient, topic: str) -> tuple[int, int]:
     )
 
 
+def _reconcile_once(world: World, cluster: dict[str, Any], topic: dict[str, Any]) -> None:
+    """The KafkaCluster seen, then one reconcile of the KafkaTopic."""
+
+    async def scenario() -> None:
+        await world.cluster_changed(cluster)
+        await world.topic_changed(topic)
+
+    world.run(scenario)
+
+
 def test_an_existing_topic_is_adopted_grown_and_reconfigured_but_never_re_placed(
     world: World, cluster: dict[str, Any], kafka_zk: KazooClient
 ) -> None:
@@ -86,11 +96,7 @@ def test_adoption_removes_the_overrides_the_kafkatopic_does_not_declare(
         "legacy", partitions=2, replicas=1, config={"cleanup.policy": "compact"}, created=_declared_after_it()
     )
 
-    async def scenario() -> None:
-        await world.cluster_changed(cluster)
-        await world.topic_changed(legacy)
-
-    world.run(scenario)
+    _reconcile_once(world, cluster, legacy)
     assert (ready(legacy)["status"], ready(legacy)["reason"]) == ("True", "Adopted")
     assert "retention.ms" in ready(legacy)["message"]
     data, _ = kafka_zk.get("/config/topics/legacy")
@@ -108,11 +114,7 @@ def test_a_topic_already_as_declared_is_adopted_with_nothing_written(
         "legacy", partitions=2, replicas=1, config={"cleanup.policy": "compact"}, created=_declared_after_it()
     )
 
-    async def scenario() -> None:
-        await world.cluster_changed(cluster)
-        await world.topic_changed(legacy)
-
-    world.run(scenario)
+    _reconcile_once(world, cluster, legacy)
     assert (ready(legacy)["status"], ready(legacy)["reason"]) == ("True", "Adopted")
     assert "already matched the declaration" in ready(legacy)["message"]
     assert _versions(kafka_zk, "legacy") == before
