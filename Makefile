@@ -93,8 +93,8 @@ demo: system-deps venv
 	$(BIN)/kto demo
 
 # dist/ holds kto's wheel, for `pipx install` on any machine, and dist/wheels/ every wheel it needs (with pip,
-# setuptools and wheel): `pipx install --pip-args='--no-index --find-links dist/wheels' dist/kafka_topic_operator-*.whl`
-# installs it with no index, and the wheel itself is built from that wheelhouse. The wheelhouse is fetched again
+# setuptools and wheel): `PIP_NO_INDEX=1 PIP_FIND_LINKS=dist/wheels pipx install dist/kafka_topic_operator-*.whl`
+# installs it with no index (pipx's own pip included), and the wheel itself is built from that wheelhouse. The wheelhouse is fetched again
 # only when pyproject.toml changes; the project's wheel is built each time, from the source as it is.
 dist: $(WHEELHOUSE_STAMP)
 	rm -f $(DIST)/kafka_topic_operator-*.whl
