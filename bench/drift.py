@@ -56,8 +56,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from topic_operator.drift.arrow_schemas import DESIRED_ARROW
 from topic_operator.drift.arrow_stage import declared_specs
 from topic_operator.drift.cluster_drift import cluster_drift
+from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.kinds import FINDING_COLUMNS, Finding
 from topic_operator.drift.outputs import (
     ClusterSummary,
@@ -203,25 +205,13 @@ def _write_cluster(job: tuple[Size, int, str]) -> list[dict[str, Any]]:
 
 
 def _desired_table(rows: list[dict[str, Any]]) -> Any:
+    """The declared rows as the job's own declared-topic table (``DESIRED_ARROW``), a column left out of a row
+    written as null."""
     import pyarrow as pa
 
-    schema = pa.schema(
-        [
-            ("cluster", pa.string()),
-            ("topic", pa.string()),
-            ("partitions", pa.int32()),
-            ("replicas", pa.int32()),
-            ("config", pa.map_(pa.string(), pa.string())),
-            ("replica_assignment", pa.map_(pa.string(), pa.list_(pa.int32()))),
-            ("rack_aware_mode", pa.string()),
-            ("deletion_policy", pa.string()),
-            ("mode", pa.string()),
-            ("source", pa.string()),
-        ]
-    )
-    columns = {field.name: [row[field.name] for row in rows] for field in schema}
+    columns = {field.name: [row.get(field.name) for row in rows] for field in DESIRED_ARROW}
     columns["config"] = [list(c.items()) for c in columns["config"]]
-    return pa.table(columns, schema=schema)
+    return pa.table(columns, schema=DESIRED_ARROW)
 
 
 def ensure_fleet(size: Size, root: Path) -> Path:
@@ -294,11 +284,10 @@ def run_warm(directory: Path, out: Path, master: str) -> dict[str, Any]:
 
 
 def _desired_by_cluster(path: Path) -> dict[str, list[Any]]:
-    """The declared-topic table as the Spark job's Python stage converts it (``arrow_stage.declared_specs``)."""
-    import pyarrow.parquet as pq
-
+    """The declared-topic table as both engines read it (``declared_table.read_declared_table``, a column an older
+    table lacks read as nulls) and the Spark job's Python stage converts it (``arrow_stage.declared_specs``)."""
     by_cluster: dict[str, list[Any]] = {}
-    for spec in declared_specs(pq.read_table(path)):
+    for spec in declared_specs(read_declared_table(str(path))):
         by_cluster.setdefault(spec.cluster, []).append(spec)
     return by_cluster
 
