@@ -19,10 +19,13 @@ __all__ = ["TcpProxy"]
 
 class TcpProxy:
     """Forwards ``127.0.0.1:port`` to ``127.0.0.1:target``; ``cut()`` closes every connection and refuses new
-    ones until ``restore()``."""
+    ones until ``restore()``. With ``hold``, a connection is accepted but nothing crosses it until that event is
+    set; ``connected`` is set once a client has connected."""
 
-    def __init__(self, target: int) -> None:
+    def __init__(self, target: int, *, hold: threading.Event | None = None) -> None:
         self.target = target
+        self.hold = hold
+        self.connected = threading.Event()
         self.port = free_port()
         self._open = threading.Event()
         self._open.set()
@@ -76,10 +79,15 @@ class TcpProxy:
             upstream.settimeout(None)
             with self._lock:
                 self._sockets.update((client, upstream))
+            self.connected.set()
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
 
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        if self.hold is not None:
+            while not self.hold.wait(0.2):
+                if self._stopped.is_set():
+                    return
         with contextlib.suppress(OSError):
             while True:
                 data = source.recv(65536)

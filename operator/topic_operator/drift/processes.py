@@ -422,6 +422,14 @@ def _batches(names: Sequence[str], count: int) -> list[Sequence[str]]:
 # -- live collection --------------------------------------------------------------------------------------------
 
 
+LIVE_READERS: Final = 8
+"""How many clusters are read live at once, at most, however few the cores. A live read mostly waits: on its
+cluster's servers and the network between, and on the other side of a loopback socket for the servers' own work.
+Read no more at once than there are worker processes, and a cluster waits for another's read to end while the
+cores are idle: on two cores, the slowest of three clusters was read only once a quick one had been, and a fleet
+of twenty would be read two at a time."""
+
+
 def collect_live_in_processes(
     clusters: Sequence[tuple[str, ClusterAddress]],
     directory: Path,
@@ -438,7 +446,12 @@ def collect_live_in_processes(
     collect: Callable[[str, ClusterAddress], str | None] = functools.partial(
         _collect_to_file, directory=str(directory), timeout=timeout
     )
-    reasons = _results([pool.submit(collect, name, address) for name, address in clusters])
+    readers = min(len(clusters), max(pool.processes, LIVE_READERS))
+    if readers <= pool.processes:
+        reasons = _results([pool.submit(collect, name, address) for name, address in clusters])
+    else:  # more clusters than workers: readers of their own, forked from the same (already started) server
+        with _pool(readers, reads_live=True) as extra:
+            reasons = _results([extra.submit(collect, name, address) for name, address in clusters])
     return {name: reason for (name, _), reason in zip(clusters, reasons, strict=True) if reason is not None}
 
 
