@@ -329,6 +329,9 @@ def _addresses(
 
 
 def _run_in_processes(args: argparse.Namespace) -> int:
+    from topic_operator.drift.fork_server import start_fork_server
+
+    start_fork_server(reads_live=args.clusters is not None)  # its imports beside the driver's, next
     from topic_operator.drift.processes import (
         WorkerPool,
         collect_live_in_processes,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import multiprocessing
 import os
 import shutil
 import threading
@@ -37,11 +36,11 @@ import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from topic_operator.access.address import ClusterAddress
-from topic_operator.access.stores import STORE_MODULES
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
 from topic_operator.drift.cluster_drift import ClusterDrift
 from topic_operator.drift.declared_table import read_declared_table
+from topic_operator.drift.fork_server import fork_context
 from topic_operator.drift.live import collect_cluster, live_file
 from topic_operator.drift.outputs import plan_file_name
 from topic_operator.drift.progress import Progress
@@ -210,11 +209,8 @@ def _write_plan(drift: ClusterDrift, *, plans: Path) -> None:
 
 def _pool(processes: int, *, reads_live: bool) -> ProcessPoolExecutor:
     """Workers forked from a server that has imported the engine and, for a run that reads clusters live, the
-    stores too (``STORE_MODULES``), once for all of them. The fork server is one per program: a later pool's
-    list applies only if none has run yet (a worker then imports what it lacks on first use)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["topic_operator.drift.processes", *(STORE_MODULES if reads_live else ())])
-    return ProcessPoolExecutor(max_workers=processes, mp_context=context)
+    stores too, once for all of them (``fork_server``)."""
+    return ProcessPoolExecutor(max_workers=processes, mp_context=fork_context(reads_live=reads_live))
 
 
 def _results(futures: Sequence[Future[T]]) -> list[T]:
