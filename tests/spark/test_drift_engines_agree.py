@@ -22,11 +22,12 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
+import yaml
 from drift_fleets import TAKEN_AT, Fleet, random_fleet, small_fleet, write_snapshots
 from kazoo.client import KazooClient
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
-from test_drift_live_collection import live_inputs, two_clusters  # noqa: F401 (a fixture)
+from test_drift_live_collection import live_inputs, topic, two_clusters  # noqa: F401 (a fixture)
 from test_kto_drift_command import write_manifests
 
 from topic_operator.drift import command
@@ -35,6 +36,7 @@ from topic_operator.drift.desired_rows import spec_to_row
 from topic_operator.drift.schema import CLUSTER_DRIFT_SCHEMA, DESIRED_SCHEMA, FINDINGS_SCHEMA
 from topic_operator.snapshot_rows import rows_from_cluster
 from topic_operator.testing.local_server import LocalZooKeeper
+from topic_operator.zookeeper.snapshot import read_cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -332,6 +334,35 @@ def test_live_reads_in_processes_equal_spark_tasks(
         "snapshots/cluster=blue/part-00000.jsonl",
         "snapshots/cluster=green/part-00000.jsonl",
     ]
+
+
+@pytest.mark.zookeeper
+def test_a_fleet_mixing_live_reads_and_a_snapshot_on_spark_is_the_process_engines(
+    spark: SparkSession,
+    two_clusters: dict[str, tuple[LocalZooKeeper, KazooClient]],  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Spark's tasks read the live clusters, the given snapshot file is linked in beside them, and the outputs are
+    those of the process engine over the same fleet."""
+    inventory, desired = live_inputs(two_clusters, tmp_path)
+    snapshots = tmp_path / "snapshots"
+    snapshots.mkdir()
+    red = rows_from_cluster("red", read_cluster(two_clusters["blue"][1], partition_states=True), TAKEN_AT)
+    (snapshots / "red.jsonl").write_text("".join(json.dumps(row) + "\n" for row in red))
+    with desired.open("a") as more:
+        more.write(
+            "".join(f"---\n{yaml.safe_dump(topic('red', name, 3, 3))}" for name in ("orders", "refunds"))
+        )
+    arguments = ["--desired", str(desired), "--clusters", str(inventory), "--snapshots", str(snapshots),
+                 "--connect-timeout", "2"]  # fmt: skip
+    on_spark, in_processes = both_engines(arguments, tmp_path, capsys)
+    assert in_processes == on_spark
+    reads = {c["name"]: c["read"] for c in on_spark["summary"]["clusters"]}
+    assert reads["red"] == {"from": "snapshot", "through": "ZooKeeper", "stage": None}
+    assert reads["blue"] == reads["green"] == {"from": "live", "through": "ZooKeeper", "stage": None}
+    found = {(r["cluster"], r["topic"], r["kind"]) for r in on_spark["rows"]}
+    assert {("red", "refunds", "missing"), ("gone", None, "cluster_unobserved")} <= found
 
 
 def test_auto_chooses_spark_when_asked_and_processes_otherwise(spark: SparkSession, tmp_path: Path) -> None:
