@@ -233,38 +233,70 @@ class _Snapshots:
     described: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class _LiveFleet:
+    """The clusters ``--clusters`` names, each with its way in, and where their reads are written
+    (``OUT/snapshots``): known, and checked against ``--snapshots``, before anything is read."""
+
+    inventory: list[ClusterSpec]
+    addresses: list[tuple[str, ClusterAddress]]
+    directory: Path
+
+    @property
+    def phase(self) -> str:
+        count = len(self.inventory)
+        return f"reading {count} cluster{'' if count == 1 else 's'} live"
+
+
+def _live_fleet(args: argparse.Namespace) -> _LiveFleet | None:
+    """``--clusters``, read and checked (None without it): a fleet file that cannot be used stops the run before
+    any cluster is reached or any engine started."""
+    if args.clusters is None:
+        return None
+    from topic_operator.drift.outputs import SNAPSHOTS_DIR
+
+    inventory = _inventory(args.clusters)
+    directory = Path(args.out) / SNAPSHOTS_DIR
+    if args.snapshots is not None:
+        _refuse_overlap(Path(args.snapshots), directory, inventory, args.clusters)
+    return _LiveFleet(inventory, _addresses(inventory, args.command_config), directory)
+
+
+def _read_live(
+    fleet: _LiveFleet, progress: Progress, read: Callable[[_LiveFleet], dict[str, str]]
+) -> dict[str, str]:
+    """The live ``fleet`` read by ``read``, the engine's own way, into ``OUT/snapshots``, timed; the clusters it
+    could not read, with the reason."""
+    with progress.phase(fleet.phase):
+        return read(fleet)
+
+
 def _snapshots(
     args: argparse.Namespace,
     declared_clusters: Mapping[str, ClusterSpec],
+    fleet: _LiveFleet | None,
+    unreachable: Mapping[str, str],
     progress: Progress,
-    collect: Callable[[list[tuple[str, ClusterAddress]], Path], dict[str, str]],
 ) -> _Snapshots:
-    """``--snapshots DIR`` as given, or ``--clusters`` read live by ``collect`` (the engine's own tasks) into
-    ``OUT/snapshots``; with both, the given snapshot files are linked in beside the live reads, once no cluster
-    was found named by both."""
-    from topic_operator.drift.outputs import SNAPSHOTS_DIR
-
+    """Where the run's snapshot lines are: ``--snapshots DIR`` as given, or where ``fleet`` was read
+    (``_read_live``, which found ``unreachable``); with both, the given snapshot files are linked in beside the
+    live reads."""
     described: dict[str, object] = {"desired": list(args.desired)}
-    if args.clusters is None:
+    if fleet is None:
         directory = Path(args.snapshots)
         described["snapshots"] = str(directory)
         return _Snapshots(directory, dict(declared_clusters), described=described)
-    inventory = _inventory(args.clusters)
-    directory = Path(args.out) / SNAPSHOTS_DIR
-    given = Path(args.snapshots) if args.snapshots is not None else None
-    if given is not None:
-        _refuse_overlap(given, directory, inventory, args.clusters)
-    with progress.phase(f"reading {len(inventory)} clusters live"):
-        unreachable = collect(_addresses(inventory, args.command_config), directory)
-    if given is not None:
-        _link_snapshots(given, directory / GIVEN_SNAPSHOTS)
-        described["given_snapshots"] = str(given)
+    if args.snapshots is not None:
+        _link_snapshots(Path(args.snapshots), fleet.directory / GIVEN_SNAPSHOTS)
+        described["given_snapshots"] = str(args.snapshots)
     for name, reason in sorted(unreachable.items()):
         progress.say(f"  cluster {name} not read: {reason}")
     described["clusters"] = list(args.clusters)
-    described["snapshots"] = str(directory)
-    clusters = {**declared_clusters, **{c.name: c for c in inventory}}
-    return _Snapshots(directory, clusters, [c.name for c in inventory], unreachable, described)
+    described["snapshots"] = str(fleet.directory)
+    clusters = {**declared_clusters, **{c.name: c for c in fleet.inventory}}
+    return _Snapshots(
+        fleet.directory, clusters, [c.name for c in fleet.inventory], dict(unreachable), described
+    )
 
 
 GIVEN_SNAPSHOTS: Final = "given"
@@ -330,37 +362,34 @@ def _addresses(
 
 def _run_in_processes(args: argparse.Namespace) -> int:
     from topic_operator.drift.fork_server import start_fork_server
+    from topic_operator.drift.live_readers import read_live
 
-    start_fork_server(reads_live=args.clusters is not None)  # its imports beside the driver's, next
-    from topic_operator.drift.processes import (
-        WorkerPool,
-        collect_live_in_processes,
-        load_declared,
-        run_drift_in_processes,
-    )
+    progress = Progress(None if args.quiet else sys.stderr)
+    fleet = _live_fleet(args)
+    unreachable: dict[str, str] = {}
+    if fleet is not None:  # first, by readers of its own: the engine is not imported yet (``live_readers``)
+        unreachable = _read_live(
+            fleet,
+            progress,
+            lambda live: read_live(live.addresses, live.directory, timeout=args.connect_timeout),
+        )
+    start_fork_server()  # its imports beside the driver's, next
+    from topic_operator.drift.processes import WorkerPool, load_declared, run_drift_in_processes
     from topic_operator.drift.results import FleetFacts
 
     out = Path(args.out)
     workers = args.processes or os.cpu_count() or 1
-    progress = Progress(None if args.quiet else sys.stderr)
     progress.say(f"{workers} processes on this machine (--engine spark for a Spark job)")
-    with WorkerPool(workers, reads_live=args.clusters is not None) as pool:
+    with WorkerPool(workers, at_once=fleet is not None) as pool:
         if (
-            args.snapshots is not None and args.clusters is None
+            args.snapshots is not None and fleet is None
         ):  # the workers start, and read the files, while the driver reads the rest
             pool.scan(Path(args.snapshots))
         with progress.phase("loading declared topics"):
             declared = load_declared(args.desired)
         for error in declared.errors:
             print(f"error: {error}", file=sys.stderr)
-        source = _snapshots(
-            args,
-            declared.clusters,
-            progress,
-            lambda inventory, directory: collect_live_in_processes(
-                inventory, directory, timeout=args.connect_timeout, pool=pool
-            ),
-        )
+        source = _snapshots(args, declared.clusters, fleet, unreachable, progress)
         source.described["engine"] = f"{workers} processes"
         facts = FleetFacts(
             source.clusters,
@@ -384,6 +413,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     conf = _spark_settings(args.conf)
+    fleet = _live_fleet(args)
     session = start_session(args.master, conf)
     spark = session.spark
     progress = Progress(None if args.quiet else sys.stderr, spark=spark)
@@ -395,14 +425,18 @@ def _run_on_spark(args: argparse.Namespace) -> int:
             desired = load_desired(spark, args.desired)
         for error in desired.errors:
             print(f"error: {error}", file=sys.stderr)
-        source = _snapshots(
-            args,
-            desired.clusters,
-            progress,
-            lambda inventory, directory: collect_live(
-                spark, inventory, directory, timeout=args.connect_timeout
-            ),
+        unreachable = (
+            _read_live(
+                fleet,
+                progress,
+                lambda live: collect_live(
+                    spark, live.addresses, live.directory, timeout=args.connect_timeout
+                ),
+            )
+            if fleet is not None
+            else {}
         )
+        source = _snapshots(args, desired.clusters, fleet, unreachable, progress)
         source.described["master"] = spark.sparkContext.master
         source.described["engine"] = "spark"
         inputs = DriftInputs(

@@ -14,7 +14,8 @@ file per cluster, so a task is normally one file. A cluster's declared topics tr
 bytes (a slice of the Parquet table, or the manifests' specs), so a worker never holds the whole fleet.
 
 Workers are forked from a fresh server process (``forkserver``), never from the driver, which may hold threads
-(a test's Spark gateway, a notebook's), and import only the engine (pyarrow, orjson, the planner).
+(a test's Spark gateway, a notebook's), and import only the engine (pyarrow, orjson, the planner). A live fleet
+is read by readers of its own (``live_readers``), before the engine is even imported.
 """
 
 from __future__ import annotations
@@ -35,13 +36,11 @@ from typing import Any, Final, TypeVar
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from topic_operator.access.address import ClusterAddress
 from topic_operator.drift.arrow_schemas import CLUSTER_DRIFT_ARROW
 from topic_operator.drift.arrow_stage import cluster_table
 from topic_operator.drift.cluster_drift import ClusterDrift
 from topic_operator.drift.declared_table import read_declared_table
 from topic_operator.drift.fork_server import fork_context
-from topic_operator.drift.live import collect_cluster, live_file
 from topic_operator.drift.outputs import plan_file_name
 from topic_operator.drift.progress import Progress
 from topic_operator.drift.results import DriftResult, FleetFacts, write_results
@@ -53,7 +52,6 @@ __all__ = [
     "DeclaredTopics",
     "EngineError",
     "WorkerPool",
-    "collect_live_in_processes",
     "load_declared",
     "run_drift_in_processes",
 ]
@@ -207,10 +205,9 @@ def _write_plan(drift: ClusterDrift, *, plans: Path) -> None:
 # -- the driver -------------------------------------------------------------------------------------------------
 
 
-def _pool(processes: int, *, reads_live: bool) -> ProcessPoolExecutor:
-    """Workers forked from a server that has imported the engine and, for a run that reads clusters live, the
-    stores too, once for all of them (``fork_server``)."""
-    return ProcessPoolExecutor(max_workers=processes, mp_context=fork_context(reads_live=reads_live))
+def _pool(processes: int) -> ProcessPoolExecutor:
+    """Workers forked from a server that has imported the engine, once for all of them (``fork_server``)."""
+    return ProcessPoolExecutor(max_workers=processes, mp_context=fork_context())
 
 
 def _results(futures: Sequence[Future[T]]) -> list[T]:
@@ -271,19 +268,19 @@ def _tasks(clusters_by_file: Mapping[str, set[str | None]]) -> list[_Task]:
 
 class WorkerPool:
     """The run's worker processes, started as early as the run knows what it reads: the workers' start (the fork
-    server importing the engine, and the stores for live reads) and their first pass over the snapshot files
-    (which clusters each holds) then overlap the driver's reading of the declared topics, instead of following
-    it. Live reads run on the same workers as the planning, so a live run starts one pool, not two.
+    server importing the engine) and their first pass over the snapshot files (which clusters each holds) then
+    overlap the driver's reading of the declared topics, instead of following it.
 
-    ``reads_live``: the run reads clusters live; the workers are started at once, from a thread of their own
-    (starting the fork server blocks its caller until the engine is imported), while the driver goes on."""
+    ``at_once``: the workers are started now, from a thread of their own (starting the fork server blocks its
+    caller until the engine is imported), while the driver goes on: a live run's workers are then ready when its
+    reads end."""
 
-    def __init__(self, processes: int, *, reads_live: bool = False) -> None:
+    def __init__(self, processes: int, *, at_once: bool = False) -> None:
         self.processes = processes
-        self._executor = _pool(processes, reads_live=reads_live)
+        self._executor = _pool(processes)
         self._scans: dict[Path, list[tuple[str, Future[set[str | None]]]]] = {}
         self._starting: threading.Thread | None = None
-        if reads_live:
+        if at_once:
             self._starting = threading.Thread(
                 target=self._start_workers, name="kto-drift-workers", daemon=True
             )
@@ -415,54 +412,5 @@ def _batches(names: Sequence[str], count: int) -> list[Sequence[str]]:
     return [names[i : i + size] for i in range(0, len(names), size)]
 
 
-# -- live collection --------------------------------------------------------------------------------------------
-
-
-LIVE_READERS: Final = 8
-"""How many clusters are read live at once, at most, however few the cores. A live read mostly waits: on its
-cluster's servers and the network between, and on the other side of a loopback socket for the servers' own work.
-Read no more at once than there are worker processes, and a cluster waits for another's read to end while the
-cores are idle: on two cores, the slowest of three clusters was read only once a quick one had been, and a fleet
-of twenty would be read two at a time."""
-
-
-def collect_live_in_processes(
-    clusters: Sequence[tuple[str, ClusterAddress]],
-    directory: Path,
-    *,
-    timeout: float,
-    pool: WorkerPool,
-) -> dict[str, str]:
-    """Read ``clusters`` (name, address) in parallel on ``pool``, one task each, and write their rows under
-    ``directory`` as the Spark engine lays them out (``cluster=<name>/part-*``), replacing what was there.
-    Returns the clusters that could not be read, with the reason."""
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
-    collect: Callable[[str, ClusterAddress], str | None] = functools.partial(
-        _collect_to_file, directory=str(directory), timeout=timeout
-    )
-    readers = min(len(clusters), max(pool.processes, LIVE_READERS))
-    if readers <= pool.processes:
-        reasons = _results([pool.submit(collect, name, address) for name, address in clusters])
-    else:  # more clusters than workers: readers of their own, forked from the same (already started) server
-        with _pool(readers, reads_live=True) as extra:
-            reasons = _results([extra.submit(collect, name, address) for name, address in clusters])
-    return {name: reason for (name, _), reason in zip(clusters, reasons, strict=True) if reason is not None}
-
-
 def _started() -> None:
     """A task that does nothing: submitted to make the pool fork a worker."""
-
-
-def _collect_to_file(name: str, address: ClusterAddress, *, directory: str, timeout: float) -> str | None:
-    lines: list[str] = []
-    for _, value, error in collect_cluster(name, address, timeout):
-        if error is not None:
-            return error
-        assert value is not None
-        lines.append(value)
-    path = live_file(Path(directory), name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    return None
