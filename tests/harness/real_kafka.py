@@ -27,7 +27,14 @@ from harness.real_apiserver import stop_process
 from harness.server_binaries import KafkaDistribution
 from topic_operator.testing.local_server import free_port
 
-__all__ = ["Broker", "KafkaBrokers"]
+__all__ = ["QUICK_START_JVM", "Broker", "KafkaBrokers"]
+
+QUICK_START_JVM: dict[str, str] = {
+    "KAFKA_HEAP_OPTS": "-Xms128m -Xmx512m",
+    "KAFKA_JVM_PERFORMANCE_OPTS": "-server -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -Djava.awt.headless=true",
+}
+"""The tests' JVM: a small heap, one GC thread and the JIT's quick first tier, so that a broker starts in seconds
+and several fit on two cores. Kafka's own scripts choose a 1 GB heap, G1 and the full JIT when these are unset."""
 
 RACKS = ("a", "b", "c")
 
@@ -109,6 +116,8 @@ class KafkaBrokers(StartedServer):
         """Extra classes for the JVM (``CLASSPATH``), such as a broker-side policy a test compiled."""
         self.extra_settings: dict[str, str] = {}
         """Settings added to every node's ``server.properties`` (a policy class, say)."""
+        self.jvm_options: dict[str, str] = dict(QUICK_START_JVM)
+        """The JVM's settings, as Kafka's start scripts read them from the environment; empty: the scripts' own."""
 
     @property
     def connect_string(self) -> str:
@@ -185,11 +194,9 @@ class KafkaBrokers(StartedServer):
             self._properties(broker) + "".join(f"{k}={v}\n" for k, v in self.extra_settings.items())
         )
         environment = {
-            **os.environ,
+            **{name: value for name, value in os.environ.items() if name not in QUICK_START_JVM},
             "LOG_DIR": str(broker.directory / "logs"),
-            "KAFKA_HEAP_OPTS": "-Xms128m -Xmx512m",
-            "KAFKA_JVM_PERFORMANCE_OPTS": "-server -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k "
-            "-Djava.awt.headless=true",
+            **self.jvm_options,
             "KAFKA_GC_LOG_OPTS": " ",
             "KAFKA_JMX_OPTS": " ",
         }
