@@ -198,6 +198,10 @@ class _Settling:
                 await self.task
 
 
+DEPLOYMENT = "deployment"
+USER = "user"
+"""How the operator is set up (``--setup``): as the install's Deployment runs it, or as a user tries it."""
+
 POST = "post"
 KUBECTL_APPLY = "kubectl-apply"
 KUBECTL_MANAGER = "kubectl-client-side-apply"
@@ -1028,7 +1032,9 @@ async def _main(args: argparse.Namespace) -> None:
     (work / "home").mkdir()
     stack = contextlib.ExitStack()
     try:
-        api = stack.enter_context(_real_api(work) if args.apiserver == "real" else _emulated_api(work))
+        api = stack.enter_context(
+            _real_api(work, args.setup) if args.apiserver == "real" else _emulated_api(work)
+        )
         url = api.url
         os.environ.update(KUBECONFIG=str(api.kubeconfig), HOME=str(work / "home"))
         with LocalZooKeeper() as zookeeper:
@@ -1131,7 +1137,7 @@ async def _as_its_own_process(
     nothing of the bench in its process; then stopped with SIGTERM and started again for the restart. Its CPU,
     RSS and event loop are read from outside (``/proc``, its ``/metrics``)."""
     phases.metrics_url = f"http://127.0.0.1:{settings.metrics_port}/metrics"
-    process, log = _start_kto_run(settings, work, "kto-run-first", args.kto)
+    process, log = _start_kto_run(settings, work, "kto-run-first", args.kto, args.setup)
     phases.operator = OtherProcess(process)
     try:
         await _until_ready(f"http://127.0.0.1:{settings.metrics_port}/readyz", process=process)
@@ -1148,17 +1154,23 @@ async def _as_its_own_process(
         await _restart_as_kto_run(settings, phases, args, work)
 
 
-def _start_kto_run(settings: Any, work: Path, name: str, kto: str) -> tuple[subprocess.Popen[bytes], Path]:
+def _start_kto_run(
+    settings: Any, work: Path, name: str, kto: str, setup: str = DEPLOYMENT
+) -> tuple[subprocess.Popen[bytes], Path]:
     """``kto run`` as a user starts it: a process (and process group) of its own, the flags the user gives on
-    the command line, the rest of the bench's settings in the environment as the Deployment sets them; its
-    log in ``work``."""
+    the command line, the rest of the bench's settings in the environment as the Deployment sets them (with
+    ``setup`` ``user``: none of them, every other setting at its default, but the address it listens on, kept on
+    loopback); its log in ``work``."""
     log = work / f"{name}.log"
     flags = ["-n", NS, "--metrics-port", str(settings.metrics_port), "--health-port", str(settings.health_port),
              "--log-format", settings.log_format, "--log-level", settings.log_level,
              "--drift-interval", f"{settings.drift_interval:g}"]  # fmt: skip
     with log.open("wb") as sink:
-        process = subprocess.Popen([kto, "run", *flags],
-                                   env={**os.environ, **_environment(settings)}, stdout=sink, stderr=sink,
+        environment = {**os.environ, **_environment(settings)}
+        if setup == USER:
+            environment = {name: value for name, value in os.environ.items() if not name.startswith("KTO_")}
+            environment["KTO_LISTEN_HOST"] = settings.listen_host
+        process = subprocess.Popen([kto, "run", *flags], env=environment, stdout=sink, stderr=sink,
                                    start_new_session=True)  # fmt: skip
     return process, log
 
@@ -1231,12 +1243,20 @@ OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:kafka-topic-operato
 
 
 @contextlib.contextmanager
-def _real_api(work: Path) -> Any:
-    """etcd and the real kube-apiserver (``tests/harness/real_apiserver``), ``manifests/install/`` applied
-    server-side and the bench's namespace made; the operator logs in with a TokenRequest token of the install's
-    ServiceAccount, and the users as an admin."""
+def _real_api(work: Path, setup: str = DEPLOYMENT) -> Any:
+    """etcd and the real kube-apiserver (``tests/harness/real_apiserver``) and the bench's namespace; the users log
+    in as an admin. ``setup`` ``deployment``: ``manifests/install/`` applied server-side, and the operator logs in
+    with a TokenRequest token of the install's ServiceAccount; ``user``: only the CRDs of ``crds/``, and the
+    operator logs in as an admin too (another one, whose writes are audited), as ``kto run`` on a developer's
+    machine does."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from harness.real_apiserver import RealApiServer, apply_install
+    from harness.real_apiserver import (
+        DEVELOPER_USER,
+        RealApiServer,
+        apply_install,
+        crd_documents,
+        wait_established,
+    )
     from harness.server_binaries import api_server_binaries
 
     binaries = api_server_binaries()
@@ -1245,17 +1265,25 @@ def _real_api(work: Path) -> Any:
     (work / "apiserver").mkdir()
     with RealApiServer(*binaries, work / "apiserver") as server:
         admin = server.client()
-        apply_install(admin)
+        if setup == USER:
+            for document in crd_documents():
+                admin.apply_document(document)
+                wait_established(admin, document["metadata"]["name"])
+            operator_user, lease_namespace = DEVELOPER_USER, "default"
+            kubeconfig = server.kubeconfig(work / "kubeconfig", server.credentials.developer_token)
+        else:
+            apply_install(admin)
+            token = server.service_account_token(OPERATOR_NAMESPACE, "kafka-topic-operator", seconds=86400)
+            operator_user, lease_namespace = OPERATOR_USER, OPERATOR_NAMESPACE
+            kubeconfig = server.kubeconfig(work / "kubeconfig", token)
         admin.apply_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-        token = server.service_account_token(OPERATOR_NAMESPACE, "kafka-topic-operator", seconds=86400)
-        kubeconfig = server.kubeconfig(work / "kubeconfig", token)
         yield _Api(
             server.url,
             kubeconfig,
-            AuditedWrites(server.audit_log, OPERATOR_USER),
+            AuditedWrites(server.audit_log, operator_user),
             token=server.credentials.admin_token,
             ca=server.credentials.ca_file,
-            lease_namespace=OPERATOR_NAMESPACE,
+            lease_namespace=lease_namespace,
             server=server,
         )
 
@@ -1283,7 +1311,7 @@ async def _restart_as_kto_run(settings: Any, phases: Phases, args: argparse.Name
     """The restart as a real one: a new ``kto run`` process with the same settings, which lists, indexes and
     resumes every KafkaTopic; then one drift check in it. Its CPU (start-up and imports included) and memory
     are read from ``/proc``; its RSS again ``--settle-after-ready`` seconds after it is ready."""
-    process, log = _start_kto_run(settings, work, "kto-run-restarted", args.kto)
+    process, log = _start_kto_run(settings, work, "kto-run-restarted", args.kto, args.setup)
     phases.operator = OtherProcess(process)
     phases.metrics_url = f"http://127.0.0.1:{settings.metrics_port}/metrics"
     try:
@@ -1720,6 +1748,15 @@ def main() -> None:
         "its own flags; in-process: the operator's coroutine in this process, for what only that can show "
         "(CPU by thread, the bench's loop probe, garbage collections, the census per KafkaTopic, --memory, "
         "--floor); its RSS includes the bench's own",
+    )
+    parser.add_argument(
+        "--setup",
+        choices=(DEPLOYMENT, USER),
+        default=DEPLOYMENT,
+        help="deployment (the default): manifests/install applied, the operator logged in as its ServiceAccount "
+        "with its settings in its environment, as the Deployment runs it; user: only crds/ applied, the operator "
+        "logged in as the kubeconfig's admin with only its command-line flags, as a user tries kto run "
+        "(--apiserver real)",
     )
     parser.add_argument(
         "--kto",

@@ -51,9 +51,12 @@ AS_DEPLOYED = {"KTO_LEASE_NAMESPACE": OPERATOR_NAMESPACE}
 Lease lives in the operator's namespace (the downward API gives the pod its own)."""
 
 __all__ = [
+    "ADMIN_USER",
+    "DEVELOPER_USER",
     "Credentials",
     "RealApiServer",
     "apply_install",
+    "crd_documents",
     "grant_secrets",
     "install_documents",
     "installed_apiserver",
@@ -65,6 +68,11 @@ __all__ = [
 INSTALL = Path(__file__).resolve().parents[2] / "manifests" / "install"
 
 ADMIN_USER = "kto-test-admin"
+DEVELOPER_USER = "kto-test-developer"
+"""A second admin (``system:masters``), whose requests are audited as a ServiceAccount's are: ``kto run`` on a
+developer's machine, logged in with the kubeconfig's admin rights, with its writes still counted apart from the
+test's own."""
+AUDITED_GROUP = "kto-tests:audited"
 
 
 def stop_process(process: subprocess.Popen[bytes], grace: float = 20.0) -> None:
@@ -97,6 +105,7 @@ class Credentials:
     service_account_public_key: Path
     token_file: Path
     admin_token: str
+    developer_token: str
 
     @classmethod
     def make(cls, directory: Path) -> Credentials:
@@ -130,7 +139,7 @@ class Credentials:
             .sign(ca_key, hashes.SHA256())
         )
         service_account = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        token = secrets.token_hex(24)
+        token, developer_token = secrets.token_hex(24), secrets.token_hex(24)
         files = {
             "ca.crt": ca.public_bytes(serialization.Encoding.PEM),
             "apiserver.crt": cert.public_bytes(serialization.Encoding.PEM),
@@ -139,7 +148,10 @@ class Credentials:
             "service-account.pub": service_account.public_key().public_bytes(
                 serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
             ),
-            "tokens.csv": f"{token},{ADMIN_USER},{ADMIN_USER}-uid,system:masters\n".encode(),
+            "tokens.csv": (
+                f"{token},{ADMIN_USER},{ADMIN_USER}-uid,system:masters\n"
+                f'{developer_token},{DEVELOPER_USER},{DEVELOPER_USER}-uid,"system:masters,{AUDITED_GROUP}"\n'
+            ).encode(),
         }
         for name, data in files.items():
             (directory / name).write_bytes(data)
@@ -152,6 +164,7 @@ class Credentials:
             service_account_public_key=directory / "service-account.pub",
             token_file=directory / "tokens.csv",
             admin_token=token,
+            developer_token=developer_token,
         )
 
 
@@ -295,11 +308,12 @@ class RealApiServer(StartedServer):
         return self.directory / "audit.log"
 
     def _audit_policy(self) -> Path:
-        """Every request of a ServiceAccount, at Metadata level (who, verb, object, answer); nothing else."""
+        """Every request of a ServiceAccount or of ``DEVELOPER_USER``, at Metadata level (who, verb, object,
+        answer); nothing else."""
         path = self.directory / "audit-policy.yaml"
         path.write_text(
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
-            "  - level: Metadata\n    userGroups: [system:serviceaccounts]\n"
+            f"  - level: Metadata\n    userGroups: [system:serviceaccounts, {AUDITED_GROUP}]\n"
             "  - level: None\n"
         )
         return path
@@ -374,6 +388,14 @@ def install_documents() -> list[dict[str, Any]]:
     """What ``kubectl apply -f manifests/install/`` applies, in its order (the CRDs before their objects)."""
     found: list[dict[str, Any]] = []
     for path in sorted(INSTALL.glob("*.yaml")):
+        found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return found
+
+
+def crd_documents() -> list[dict[str, Any]]:
+    """The CRDs of ``crds/``, as a user applies them to try ``kto run`` without the install."""
+    found: list[dict[str, Any]] = []
+    for path in sorted((INSTALL.parents[1] / "crds").glob("*.yaml")):
         found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
     return found
 
