@@ -63,6 +63,14 @@ def _two_replicas(
     wait_cluster_ready(kube, namespace)
     kube.create("kafkatopics", kafka_topic(namespace, "before"))
     wait_topic(kube, namespace, "before", 1, "Created")
+    # The Event is posted after the status, from a queue of its own: a replica killed in between never posts it.
+    # The tests then check that the other replica did nothing about "before" a second time, so the first's
+    # work is whole before either replica is stopped.
+    eventually(
+        lambda: [r for _, r in events_of(kube, namespace, "before")] == ["Created"],
+        timeout=30,
+        what="the first replica's Created Event for 'before'",
+    )
     assert not _leading(standby)
     return active, standby
 

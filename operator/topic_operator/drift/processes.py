@@ -272,8 +272,8 @@ class WorkerPool:
     overlap the driver's reading of the declared topics, instead of following it.
 
     ``at_once``: the workers are started now, from a thread of their own (starting the fork server blocks its
-    caller until the engine is imported), while the driver goes on: a live run's workers are then ready when its
-    reads end."""
+    caller until the engine is imported), while the driver loads the declared topics: for a live run, whose
+    snapshot files are its reads, already written, and need no scan to start the workers."""
 
     def __init__(self, processes: int, *, at_once: bool = False) -> None:
         self.processes = processes
