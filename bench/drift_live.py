@@ -122,15 +122,16 @@ def read_alone(name: str, address: ClusterAddress) -> float:
     return seconds
 
 
-def drift_read_phase(fleet: Path, out: Path, phase: str) -> float:
-    """``kto drift`` over ``fleet`` (its own declarations: nothing declared elsewhere), and its read phase."""
-    timed(
+def live_drift(fleet: Path, out: Path) -> tuple[float, dict[str, Any]]:
+    """``kto drift`` over ``fleet`` (its own declarations: nothing declared elsewhere): the whole command's seconds,
+    and its ``summary.json`` (its phases' seconds under ``timings_seconds``)."""
+    whole = timed(
         [KTO, "drift", "--desired", str(fleet), "--clusters", str(fleet), "--out", str(out), "--engine",
          "processes", "-q"],
         (0, 2),
     )  # fmt: skip
-    seconds: float = json.loads((out / "summary.json").read_text())["timings_seconds"][phase]
-    return seconds
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+    return whole, summary
 
 
 def timed(command: Sequence[str], codes: tuple[int, ...]) -> float:
@@ -193,23 +194,16 @@ def main() -> int:
         read_phase: list[float] = []
         for round_number in range(args.repeat):
             for name, (flag, address) in addresses.items():
-                read_of_one[name].append(
-                    drift_read_phase(fleets_of_one[name], work / f"drift-{name}", READ_PHASE_OF_ONE)
-                )
+                _, alone_summary = live_drift(fleets_of_one[name], work / f"drift-{name}")
+                read_of_one[name].append(alone_summary["timings_seconds"][READ_PHASE_OF_ONE])
                 reads[name].append(read_alone(name, ways_in[name]))
                 snapshot = work / f"{name}.jsonl"
                 alone[name].append(
                     timed([KTO, "snapshot", flag, address, "--cluster", name, "-o", str(snapshot)], (0,))
                 )
             out = work / f"drift-{round_number}"
-            together.append(
-                timed(
-                    [KTO, "drift", "--desired", str(fleet), "--clusters", str(fleet), "--out", str(out),
-                     "--engine", "processes", "-q"],
-                    (0, 2),
-                )
-            )  # fmt: skip
-            summary = json.loads((out / "summary.json").read_text())
+            whole, summary = live_drift(fleet, out)
+            together.append(whole)
             read_phase.append(summary["timings_seconds"][READ_PHASE])
     one_medians = {name: statistics.median(values) for name, values in read_of_one.items()}
     slowest_one = max(one_medians, key=lambda name: one_medians[name])

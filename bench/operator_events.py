@@ -1166,10 +1166,11 @@ def _start_kto_run(
              "--log-format", settings.log_format, "--log-level", settings.log_level,
              "--drift-interval", f"{settings.drift_interval:g}"]  # fmt: skip
     with log.open("wb") as sink:
-        environment = {**os.environ, **_environment(settings)}
         if setup == USER:
             environment = {name: value for name, value in os.environ.items() if not name.startswith("KTO_")}
             environment["KTO_LISTEN_HOST"] = settings.listen_host
+        else:
+            environment = {**os.environ, **_environment(settings)}
         process = subprocess.Popen([kto, "run", *flags], env=environment, stdout=sink, stderr=sink,
                                    start_new_session=True)  # fmt: skip
     return process, log

@@ -384,20 +384,22 @@ class RealApiServer(StartedServer):
         return sizes
 
 
-def install_documents() -> list[dict[str, Any]]:
-    """What ``kubectl apply -f manifests/install/`` applies, in its order (the CRDs before their objects)."""
+def _folder_documents(folder: Path) -> list[dict[str, Any]]:
+    """What ``kubectl apply -f <folder>`` applies, in its order (its files by name)."""
     found: list[dict[str, Any]] = []
-    for path in sorted(INSTALL.glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")):
         found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
     return found
+
+
+def install_documents() -> list[dict[str, Any]]:
+    """What ``kubectl apply -f manifests/install/`` applies, in its order (the CRDs before their objects)."""
+    return _folder_documents(INSTALL)
 
 
 def crd_documents() -> list[dict[str, Any]]:
     """The CRDs of ``crds/``, as a user applies them to try ``kto run`` without the install."""
-    found: list[dict[str, Any]] = []
-    for path in sorted((INSTALL.parents[1] / "crds").glob("*.yaml")):
-        found.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
-    return found
+    return _folder_documents(INSTALL.parents[1] / "crds")
 
 
 SECRETS_GRANT: Final = "kafka-topic-operator-secrets"

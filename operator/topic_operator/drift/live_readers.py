@@ -6,8 +6,8 @@ stores, kazoo and kafka-python. The engine's workers come from a fork server tha
 for them waits for imports it never uses. So the readers are not the engine's workers: ``kto drift`` loads the
 stores once, forks the readers from its own process (which has started no thread yet; a process with threads
 starts them from a fork server instead), and waits for them before it starts the engine's fork server and
-imports the engine. The reads are the run's longest step; on two cores, the two
-imports of the engine beside them (the driver's and the fork server's) made them take about twice as long.
+imports the engine. The reads are the run's longest step; on two cores, the two imports of the engine beside
+them (the driver's and the fork server's) made them take about twice as long.
 
 Each reader writes its clusters' rows where the run reads snapshot files (``live.live_file``) and sends back, per
 cluster, nothing or the reason it could not be read.
@@ -118,9 +118,8 @@ def _read_share(
         for name, address in share:
             try:
                 reason = _read_to_file(name, address, directory, timeout)
-            except (
-                Exception
-            ) as error:  # its file not written (a full disk, say): the cluster's reason, no traceback
+            # Its file not written (a full disk, say): the cluster's reason, no traceback.
+            except Exception as error:
                 reason = f"{type(error).__name__}: {error}"
             sending.send((name, reason))
 
