@@ -7,10 +7,11 @@ snapshot can be written to JSON lines and read back by the Spark job unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from topic_operator.kafka.assignment import BrokerMetadata, RackAwareMode
 from topic_operator.kafka.broker_settings import BrokerSettings
@@ -36,7 +37,66 @@ __all__ = [
     "TopicState",
     "is_unavailable",
     "is_under_replicated",
+    "quick_init",
 ]
+
+
+_Record = TypeVar("_Record")
+
+
+class _Factory:
+    """The default of a parameter whose field has a ``default_factory`` (as dataclasses' own ``<factory>``)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY: Final = _Factory()
+
+
+def quick_init(cls: type[_Record]) -> type[_Record]:
+    """``cls`` (a frozen dataclass) with an ``__init__`` that takes the same parameters, with the same defaults,
+    and sets the same fields, about twice as fast.
+
+    A frozen dataclass's own ``__init__`` sets each field through ``object.__setattr__`` looked up again for every
+    field; this one binds it once per instance (as attrs does for its frozen classes). A 15-field ``TopicState``
+    then takes about half the time to build: the drift job builds a million of them, with as many ``TopicSpec``s
+    and ``TopicPlan``s, and the watched ZooKeeper view one per topic. Only plain fields are supported (no
+    ``__post_init__``, ``InitVar``, ``init=False`` or keyword-only field): anything else is refused here, when the
+    class is defined, rather than built differently. ``cls.__dataclass_init__`` keeps the generated ``__init__``,
+    which the tests hold this one to."""
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass, checked by fields() itself
+    declared: dict[str, Any] = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    unsupported = [f.name for f in fields if not f.init or f.kw_only] + sorted(
+        set(declared) - {f.name for f in fields}
+    )
+    if unsupported or hasattr(cls, "__post_init__") or not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        raise TypeError(
+            f"quick_init supports frozen dataclasses of plain fields: {cls.__name__} {unsupported}"
+        )
+    scope: dict[str, Any] = {"_object_setattr": object.__setattr__, "_FACTORY": _FACTORY}
+    parameters: list[str] = []
+    body = ["    set_field = _object_setattr.__get__(self)"]
+    for f in fields:
+        if f.default is not dataclasses.MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            parameters.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            parameters.append(f"{f.name}=_FACTORY")
+            body.append(f"    if {f.name} is _FACTORY:\n        {f.name} = _factory_{f.name}()")
+        else:
+            parameters.append(f.name)
+        body.append(f"    set_field({f.name!r}, {f.name})")
+    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body) + "\n"
+    exec(source, scope)  # generated from the field names alone, as dataclasses does
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__annotations__ = dict(cls.__init__.__annotations__)
+    cls.__dataclass_init__ = cls.__init__  # type: ignore[attr-defined]
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
 
 
 BROKER_IDS_PATH = "/brokers/ids"
@@ -73,6 +133,7 @@ class ApplyMode(Enum):
     """Plan and report only, as Kafka's ``validateOnly``."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
     """One declared topic, already checked against Kafka's rules by the manifest loader.
@@ -177,6 +238,7 @@ class ClusterSpec:
     judged beforehand by every line that could be the brokers' (``topic_configs.checked_by_some_line``)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Broker:
     """A registered broker (``/brokers/ids/<id>``). ``epoch`` is the registration znode's czxid, which Kafka uses
@@ -195,6 +257,7 @@ class Broker:
         return BrokerMetadata(self.id, self.rack)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PartitionState:
     """The controller's view of one partition (``.../partitions/<p>/state``); ``partition_epoch`` is the znode's
@@ -218,6 +281,7 @@ def is_unavailable(state: PartitionState | None, live_brokers: Collection[int]) 
     return state is None or state.leader < 0 or state.leader not in live_brokers
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicState:
     """One topic as ZooKeeper holds it.

@@ -91,6 +91,7 @@ from topic_operator.model import (
     DeletionPolicy,
     TopicSpec,
     TopicState,
+    quick_init,
 )
 
 __all__ = [
@@ -212,6 +213,7 @@ class TopicStatus(Enum):
     REJECTED = "rejected"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Change:
     """One reviewable difference: ``field`` as in the KafkaTopic spec (``partitions``, ``config.retention.ms``),
@@ -222,6 +224,7 @@ class Change:
     after: object
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicPlan:
     cluster: str

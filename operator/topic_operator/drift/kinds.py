@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from topic_operator.model import quick_init
+
 __all__ = [
     "FINDING_COLUMNS",
     "KIND_INFO",
@@ -143,6 +145,7 @@ FINDING_COLUMNS: Final = (
 ``actual`` and ``message`` may be null."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One row of ``drift.parquet``. Values are strings: a finding compares numbers, configs and states alike."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from topic_operator.kafka.topic_configs import comparable_config
-from topic_operator.model import ClusterSpec, ClusterState, TopicSpec
+from topic_operator.model import ClusterSpec, ClusterState, TopicSpec, quick_init
 from topic_operator.plan import Plan, TopicStatus, left_alone_config, plan
 from topic_operator.plan_output import action_to_dict, cluster_problems, plan_json, writes_to_dict
 
@@ -47,6 +47,7 @@ and they are most of a row's bytes."""
 _ACTIVE: Final = frozenset({TopicStatus.CREATE, TopicStatus.CHANGE, TopicStatus.DELETE, TopicStatus.REJECTED})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Rejection:
     field: str | None
@@ -54,6 +55,7 @@ class Rejection:
     message: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ConfigDiff:
     """One override key that differs; values as written (declared / in ZooKeeper), None where absent."""
@@ -63,6 +65,7 @@ class ConfigDiff:
     actual: str | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TopicFacts:
     topic: str
