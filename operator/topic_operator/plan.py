@@ -931,7 +931,9 @@ def _moved_partitions(
     spec: TopicSpec, placed: Mapping[int, tuple[int, ...]]
 ) -> list[tuple[int, tuple[int, ...]]]:
     """Existing partitions whose declared replicas differ from the ones they have."""
-    declared = spec.replica_assignment or {}
+    declared = spec.replica_assignment
+    if not declared:  # most declarations leave placement to Kafka: nothing to compare, partition by partition
+        return []
     return [
         (p, tuple(declared[p])) for p in sorted(placed) if p in declared and tuple(declared[p]) != placed[p]
     ]
@@ -1155,6 +1157,8 @@ def unowned_key_problem(key: str, unmanaged: Collection[str], cluster: ClusterSp
 
 def _check_managed_config(spec: TopicSpec, cluster: ClusterSpec) -> None:
     """A declared override must be one the declarations own (``unowned_key_problem``)."""
+    if not spec.unmanaged_config and cluster.managed_config == ALL_CONFIG_MANAGED:
+        return  # the declarations own every key: no key can be refused (most clusters, every topic of a fleet)
     for key in sorted(spec.config):
         problem = unowned_key_problem(key, spec.unmanaged_config, cluster)
         if problem is not None:
@@ -1184,6 +1188,8 @@ def _config_change(
         wanted.update(left)
     elif left and cluster.reassignment.enabled and cluster.reassignment.throttle_bytes_per_second is not None:
         clear = brokers_in_throttle_lists(left)
+    if not left and wanted == current.config:
+        return None  # the same strings: the same canonical values too (most topics, most of the time)
     before, after = configs.comparable(current.config), configs.comparable(wanted)
     if before == after:
         return None
