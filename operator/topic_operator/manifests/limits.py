@@ -89,6 +89,9 @@ def limits_from_environment(environ: Mapping[str, str] | None = None) -> Manifes
     return replace(DEFAULT_LIMITS, **changes) if changes else DEFAULT_LIMITS
 
 
+_PLAIN_SCALARS: Final = frozenset({bool, int, float, type(None)})
+
+
 def object_problem(body: object, limits: ManifestLimits) -> str | None:
     """Why an object given already parsed (an API body) is refused: too deep, too large, too long a string, or
     not JSON; None if it is within ``limits``. No YAML parser bounded it, so it is walked here, without recursion
@@ -103,16 +106,20 @@ def object_problem(body: object, limits: ManifestLimits) -> str | None:
                 f"more than {limits.max_object_nodes:,} values in one object "
                 "(KTO_MANIFEST_MAX_OBJECT_NODES raises the limit)"
             )
+        # Most values of an API body are plain scalars, strings and dicts: their own types are looked at
+        # first, since asking whether a dict is a Mapping goes through the ABC's machinery for every value.
+        if type(value) in _PLAIN_SCALARS:
+            continue
         if isinstance(value, str):
             if len(value) > limits.max_scalar_chars:
                 return (
                     f"a string of {len(value):,} characters: at most {limits.max_scalar_chars:,} are read "
                     "(KTO_MANIFEST_MAX_SCALAR_CHARS raises the limit)"
                 )
-        elif isinstance(value, (Mapping, list)):
+        elif isinstance(value, (dict, list, Mapping)):  # in this order: a dict or list before the ABC
             if depth >= limits.max_depth:
                 return f"more than {limits.max_depth} levels of nesting (KTO_MANIFEST_MAX_DEPTH raises the limit)"
-            if isinstance(value, Mapping):
+            if isinstance(value, (dict, Mapping)):
                 for key, item in value.items():
                     stack.append((key, depth + 1))
                     stack.append((item, depth + 1))
