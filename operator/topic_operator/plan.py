@@ -1125,13 +1125,19 @@ def _rewritten_format(current: TopicState, cluster: ClusterSpec) -> int:
     return max(topic_znode_version_of(cluster.kafka_version), needed)
 
 
+def _owns_every_key(spec: TopicSpec, cluster: ClusterSpec) -> bool:
+    """The declaration owns every override key: it leaves none alone, nor does its cluster (most clusters, and
+    every topic of a 1M-topic drift run). Nothing is then left alone, and no declared key refused."""
+    return not spec.unmanaged_config and cluster.managed_config == ALL_CONFIG_MANAGED
+
+
 def left_alone_config(spec: TopicSpec, cluster: ClusterSpec, config: Mapping[str, str]) -> dict[str, str]:
     """The overrides of ``config`` that the declarations do not own: keys the KafkaCluster leaves to other tools
     (``ClusterSpec.managed_config``) and keys the KafkaTopic leaves alone (``TopicSpec.unmanaged_config``).
     Never drift, never written, never removed: the one rule the plan, ``kto export`` and the drift job share."""
+    if _owns_every_key(spec, cluster):
+        return {}
     managed = cluster.managed_config
-    if not spec.unmanaged_config and managed == ALL_CONFIG_MANAGED:
-        return {}  # the declarations own every key: most clusters, and every topic of a 1M-topic drift run
     return {
         key: value
         for key, value in config.items()
@@ -1157,8 +1163,8 @@ def unowned_key_problem(key: str, unmanaged: Collection[str], cluster: ClusterSp
 
 def _check_managed_config(spec: TopicSpec, cluster: ClusterSpec) -> None:
     """A declared override must be one the declarations own (``unowned_key_problem``)."""
-    if not spec.unmanaged_config and cluster.managed_config == ALL_CONFIG_MANAGED:
-        return  # the declarations own every key: no key can be refused (most clusters, every topic of a fleet)
+    if _owns_every_key(spec, cluster):
+        return
     for key in sorted(spec.config):
         problem = unowned_key_problem(key, spec.unmanaged_config, cluster)
         if problem is not None:
