@@ -11,8 +11,9 @@ kind that has no ``kopf.index`` (and KafkaTopics have none: see ``claim_index``)
 
 ``run`` drives it, once, from start-up until ready: it lists each kind, then waits until the objects not yet
 seen have been seen, each ``seen`` crossing one off in O(1). An object deleted before kopf listed it is never
-seen, so a kind still incomplete after ``RELIST_AFTER`` seconds is listed again; a failed list is tried again
-after ``RETRY_AFTER_FAILURE`` seconds. ``listed(kind)`` is the gate: handlers that decide which KafkaTopic owns a
+seen, so a kind whose handlers have seen none of its missing objects for ``RELIST_AFTER`` seconds is listed
+again (while kopf is still working through its own list, a new one would take CPU from it and tell nothing new);
+a failed list is tried again after ``RETRY_AFTER_FAILURE`` seconds. ``listed(kind)`` is the gate: handlers that decide which KafkaTopic owns a
 topic wait on it, as kopf held every handler until its indices were complete, so that no KafkaTopic acts before
 an older one claiming the same topic has been seen. One event per kind, set once: waiting costs nothing after.
 
@@ -34,9 +35,11 @@ ListUids = Callable[[str], Awaitable[Collection[str]]]
 
 
 RELIST_AFTER: Final = 30.0
-"""Seconds a kind's list is compared against before it is listed again. Listing 10,000 KafkaTopics anew on every
-probe kept the operator so busy that kopf's own first list took minutes; listing again now and then still
-notices objects deleted before kopf saw them (they would never be seen)."""
+"""Seconds without progress (none of the missing objects newly seen) before a kind is listed again. Listing
+10,000 KafkaTopics anew on every probe kept the operator so busy that kopf's own first list took minutes, and a
+timer alone listed 50,000 again every 30 s of a restart still working through them, more often the busier the
+machine; listing again once progress stops still notices objects deleted before kopf saw them (they would never
+be seen)."""
 
 RETRY_AFTER_FAILURE: Final = 10.0
 """Seconds before a failed list is tried again: a list that timed out on a loaded API server, retried at once,
@@ -137,8 +140,18 @@ class Readiness:
                 if not self._missing[kind]:
                     self._complete(kind)
                     break
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), self._relist_after)
+                await self._while_progressing(kind)
+
+    async def _while_progressing(self, kind: str) -> None:
+        """Return once ``kind`` is complete, or once its handlers have seen none of its missing objects for
+        ``relist_after`` seconds (the caller then lists it again)."""
+        event = self._listed[kind]
+        while not event.is_set():
+            before = len(self._missing.get(kind, ()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(event.wait(), self._relist_after)
+            if len(self._missing.get(kind, ())) >= before:
+                return
 
     def _complete(self, kind: str) -> None:
         self._listed[kind].set()
