@@ -424,6 +424,55 @@ def _delta(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
 
 
+COMPILED_CLASSES = 4
+"""Generated classes ``--compile-beside`` compiles, over and over: about 7 s and 1.6 cores a round on two cores."""
+
+AUTOGROUPS = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def _java_class(index: int, methods: int = 1500) -> str:
+    """A class of ``methods`` arithmetic methods: enough to keep javac busy for seconds."""
+    lines = [f"public class Busy{index} {{"]
+    for m in range(methods):
+        terms = " + ".join(
+            f"(a{(m + t) % 7} * {(m * 31 + t * 17) % 97 + 1} ^ (b >> {t + 1}))" for t in range(8)
+        )
+        lines.append(f"  static long m{m}(long a0, long a1, long a2, long a3, long a4, long a5, long a6, long b) "
+                     f"{{ return {terms}; }}")  # fmt: skip
+    lines.append("}")
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _compile_beside(work: Path) -> Any:
+    """A Java compile at the lowest priority (niceness 19), over and over for the whole run, in a session of its
+    own as a command typed in another terminal is: the load the outside run had beside the operator. Where the
+    kernel groups each session's processes (its autogroups, ``AUTOGROUPS`` 1: the default of most distributions),
+    niceness ranks processes only within their session, so the compile's session is given as much of the CPU as
+    the operator's, not only what the operator leaves idle (``man 7 sched``)."""
+    javac = shutil.which("javac")
+    if javac is None:
+        raise SystemExit("--compile-beside: there is no javac (Debian: default-jdk-headless)")
+    sources, classes = work / "compile-beside", work / "compile-beside-classes"
+    sources.mkdir()
+    for index in range(COMPILED_CLASSES):
+        (sources / f"Busy{index}.java").write_text(_java_class(index))
+    files = " ".join(str(path) for path in sorted(sources.glob("*.java")))
+    loop = f"while true; do {javac} -d {classes} {files} >/dev/null 2>&1; done"
+    compiling = subprocess.Popen(["nice", "-n", "19", "bash", "-c", loop], start_new_session=True,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    grouped = AUTOGROUPS.read_text().strip() == "1" if AUTOGROUPS.exists() else False
+    print(
+        json.dumps({"a Java compile beside the run, at niceness 19": True, "autogroups": grouped}), flush=True
+    )
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(compiling.pid, signal.SIGKILL)
+        compiling.wait(10)
+
+
 def _descendants(root: int) -> list[int]:
     """The processes below ``root`` (read from ``/proc``), deepest last."""
     parents: dict[int, int] = {}
@@ -1032,6 +1081,8 @@ async def _main(args: argparse.Namespace) -> None:
     (work / "home").mkdir()
     stack = contextlib.ExitStack()
     try:
+        if args.compile_beside:
+            stack.enter_context(_compile_beside(work))
         api = stack.enter_context(
             _real_api(work, args.setup) if args.apiserver == "real" else _emulated_api(work)
         )
@@ -1833,6 +1884,12 @@ def main() -> None:
         help="run the API server, etcd, ZooKeeper and the load generators at niceness N (Linux), the operator "
         "at its own: where the operator has a node's cores to itself, as in a cluster, and not the servers' "
         "and clients' turn on two shared ones (tells the operator's own hold-ups of the loop from the machine's)",
+    )
+    parser.add_argument(
+        "--compile-beside",
+        action="store_true",
+        help="a Java compile (javac) at niceness 19 beside the whole run, in a session of its own, as the outside "
+        "run had: with the kernel's autogroups, niceness does not keep it from the operator's share of the CPU",
     )
     parser.add_argument(
         "--drifted",
