@@ -233,7 +233,7 @@ def test_not_listed_again_while_kopf_is_still_working_through_its_list(lister: L
         assert lister.calls == ["kafkatopics"]
         lister.uids["kafkatopics"].discard("t7")  # deleted before kopf saw it: then progress stops at t6
         readiness.seen("kafkatopics", "t6")
-        await asyncio.wait_for(driver, 5)
+        await asyncio.wait_for(driver, 10)  # two windows of 1.5 s at most, then the lists
         assert readiness.ready
         assert lister.calls == ["kafkatopics", "kafkatopics", "kafkaclusters"]
 

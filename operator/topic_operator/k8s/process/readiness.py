@@ -13,9 +13,10 @@ kind that has no ``kopf.index`` (and KafkaTopics have none: see ``claim_index``)
 seen have been seen, each ``seen`` crossing one off in O(1). An object deleted before kopf listed it is never
 seen, so a kind whose handlers have seen none of its missing objects for ``RELIST_AFTER`` seconds is listed
 again (while kopf is still working through its own list, a new one would take CPU from it and tell nothing new);
-a failed list is tried again after ``RETRY_AFTER_FAILURE`` seconds. ``listed(kind)`` is the gate: handlers that decide which KafkaTopic owns a
-topic wait on it, as kopf held every handler until its indices were complete, so that no KafkaTopic acts before
-an older one claiming the same topic has been seen. One event per kind, set once: waiting costs nothing after.
+a failed list is tried again after ``RETRY_AFTER_FAILURE`` seconds. ``listed(kind)`` is the gate: handlers that
+decide which KafkaTopic owns a topic wait on it, as kopf held every handler until its indices were complete, so
+that no KafkaTopic acts before an older one claiming the same topic has been seen. One event per kind, set once:
+waiting costs nothing after.
 
 Once reached, readiness is kept: a readiness probe failing while 10,000 KafkaTopics are being created would only
 take the pod out of its Service. Pure but for asyncio: the list comes from the caller.
